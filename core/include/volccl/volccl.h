@@ -1,0 +1,36 @@
+// volccl: connected-component labeling of 3D volumes and 2D images on NVIDIA GPUs and CPUs.
+//
+//   std::vector<std::uint32_t> labels(extent.voxel_count());
+//   volccl::LabelResult r = volccl::label(mask.data(), extent, labels.data());
+//   // labels: 0 background, 1..r.component_count in raster order of each component's first
+//   // voxel, byte-identical to ITK's ConnectedComponentImageFilter and scipy.ndimage.label.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "volccl/error.h"
+#include "volccl/types.h"
+
+namespace volccl {
+
+// Labels the foreground (non-zero bytes) of `mask`, x fastest, then y, then z, into `labels`
+// (voxel_count() elements, host memory). Picks the backend of options.backend; with the CUDA
+// backend the input is copied to the device and the labels back, and both copies are timed.
+// Throws InvalidArgument, NoCudaDevice, CudaError or OutOfDeviceMemory.
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& options = {});
+
+// True when this build has CUDA and the machine has at least one usable device.
+bool cuda_available();
+// Why cuda_available() is false, or the device's name and compute capability when true.
+std::string cuda_device_description();
+
+// The largest volume the uint32 labels support: every voxel index and the "no label" value
+// must fit in 32 bits.
+constexpr std::uint64_t max_voxel_count = 0xFFFFFFFEull;
+
+// Throws InvalidArgument unless the extent and connectivity can be labeled.
+void validate(Extent3 extent, const LabelOptions& options);
+
+}  // namespace volccl

@@ -1,0 +1,20 @@
+// The labelers behind volccl::label, one entry point per backend and family. Internal.
+#pragma once
+
+#include <cstdint>
+
+#include "volccl/types.h"
+
+namespace volccl::detail {
+
+// CPU backend of the 3D block-based labelers (kernels3d/buf_bke_3d_cpu.cpp).
+LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                 const LabelOptions& options);
+
+#if defined(VOLCCL_HAS_CUDA)
+// Host memory in and out through the device (core/src/cuda_device.cu).
+LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                 const LabelOptions& options);
+#endif
+
+}  // namespace volccl::detail

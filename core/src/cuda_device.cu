@@ -1,0 +1,191 @@
+// The CUDA runtime side of volccl: device discovery, errors, the memory pool, step events, and
+// the entry points volccl::cuda::label and the host-memory path of volccl::label.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "backends.h"
+#include "cuda_backends.h"
+#include "cuda_support.cuh"
+#include "step_clock.h"
+#include "volccl/cuda.h"
+#include "volccl/volccl.h"
+
+namespace volccl {
+namespace {
+
+struct DeviceProbe {
+  bool available = false;
+  std::string description;
+};
+
+DeviceProbe probe_device() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // not sticky; leave no error behind for the caller
+    return {false, std::string("no CUDA device: ") + cudaGetErrorString(status)};
+  }
+  if (count == 0) return {false, "no CUDA device: the CUDA runtime found none"};
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    cudaGetLastError();
+    return {false, "no CUDA device: the device's properties could not be read"};
+  }
+  std::ostringstream text;
+  text << properties.name << " (compute capability " << properties.major << '.'
+       << properties.minor << ", " << (properties.totalGlobalMem >> 20) << " MiB)";
+  return {true, text.str()};
+}
+
+const DeviceProbe& device_probe() {
+  static const DeviceProbe probe = probe_device();
+  return probe;
+}
+
+}  // namespace
+
+bool cuda_available() { return device_probe().available; }
+std::string cuda_device_description() { return device_probe().description; }
+
+namespace detail {
+
+void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  cudaGetLastError();
+  std::ostringstream text;
+  text << "volccl: CUDA error " << cudaGetErrorName(status) << " (" << cudaGetErrorString(status)
+       << ") in " << call << " at " << file << ':' << line;
+  throw CudaError(text.str());
+}
+
+namespace {
+
+// One pool per device, created on first use and kept for the process's life.
+cudaMemPool_t memory_pool() {
+  static std::mutex mutex;
+  static std::unordered_map<int, cudaMemPool_t> pools;
+  int device = 0;
+  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = pools.find(device);
+  if (found != pools.end()) return found->second;
+  cudaMemPoolProps properties{};
+  properties.allocType = cudaMemAllocationTypePinned;
+  properties.location.type = cudaMemLocationTypeDevice;
+  properties.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  VOLCCL_CUDA_CHECK(cudaMemPoolCreate(&pool, &properties));
+  std::uint64_t keep_everything = std::numeric_limits<std::uint64_t>::max();
+  VOLCCL_CUDA_CHECK(
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything));
+  pools.emplace(device, pool);
+  return pool;
+}
+
+}  // namespace
+
+void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
+  void* pointer = nullptr;
+  if (bytes == 0) return nullptr;
+  const cudaError_t status = cudaMallocFromPoolAsync(&pointer, bytes, memory_pool(), stream);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    std::ostringstream text;
+    text << "volccl: out of GPU memory: " << what << " needs " << bytes << " bytes, "
+         << free_bytes << " of " << total_bytes
+         << " bytes are free; the CPU backend (--device cpu) needs no GPU memory";
+    throw OutOfDeviceMemory(text.str(), bytes);
+  }
+  VOLCCL_CUDA_CHECK(status);
+  return pointer;
+}
+
+StepEvents::StepEvents(cudaStream_t stream) : stream_(stream) {
+  events_.emplace_back();
+  VOLCCL_CUDA_CHECK(cudaEventCreate(&events_.back()));
+  VOLCCL_CUDA_CHECK(cudaEventRecord(events_.back(), stream_));
+}
+
+StepEvents::~StepEvents() {
+  for (cudaEvent_t event : events_) cudaEventDestroy(event);
+}
+
+void StepEvents::end_step(double* field) {
+  events_.emplace_back();
+  VOLCCL_CUDA_CHECK(cudaEventCreate(&events_.back()));
+  VOLCCL_CUDA_CHECK(cudaEventRecord(events_.back(), stream_));
+  fields_.push_back(field);
+}
+
+void StepEvents::resolve() {
+  VOLCCL_CUDA_CHECK(cudaEventSynchronize(events_.back()));
+  for (std::size_t step = 0; step < fields_.size(); ++step) {
+    float ms = 0;
+    VOLCCL_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[step], events_[step + 1]));
+    *fields_[step] += ms;
+  }
+}
+
+LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                 const LabelOptions& options) {
+  StepClock whole_call;
+  const cudaStream_t stream = cudaStreamPerThread;
+  const std::uint64_t voxels = extent.voxel_count();
+
+  StepClock allocation_clock;
+  DeviceBuffer<std::uint8_t> device_mask(voxels, stream, "the input mask");
+  DeviceBuffer<std::uint32_t> device_labels(voxels, stream, "the label image");
+  const double allocation_ms = allocation_clock.lap();
+
+  double upload_ms = 0;
+  {
+    StepEvents upload(stream);
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(device_mask.data(), mask, device_mask.bytes(),
+                                      cudaMemcpyHostToDevice, stream));
+    upload.end_step(&upload_ms);
+    upload.resolve();
+  }
+
+  LabelResult result =
+      label_buf_bke_3d_cuda(device_mask.data(), extent, device_labels.data(), options, stream);
+
+  StepEvents download(stream);
+  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
+                                    cudaMemcpyDeviceToHost, stream));
+  download.end_step(&result.timings.download_ms);
+  download.resolve();
+
+  result.timings.allocation_ms += allocation_ms;
+  result.timings.upload_ms = upload_ms;
+  result.timings.total_ms = whole_call.lap();
+  return result;
+}
+
+}  // namespace detail
+
+namespace cuda {
+
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  const LabelOptions& options, void* stream) {
+  validate(extent, options);
+  if (!cuda_available()) {
+    throw NoCudaDevice("volccl::cuda::label: " + cuda_device_description());
+  }
+  if (device_mask == nullptr || device_labels == nullptr) {
+    throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
+                          extent.to_string());
+  }
+  return detail::label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream);
+}
+
+}  // namespace cuda
+}  // namespace volccl

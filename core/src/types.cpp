@@ -1,0 +1,77 @@
+#include "volccl/types.h"
+
+#include <sstream>
+
+#include "volccl/error.h"
+
+namespace volccl {
+
+std::string Extent3::to_string() const {
+  std::ostringstream text;
+  text << x << 'x' << y << 'x' << z;
+  return text.str();
+}
+
+bool operator==(const Extent3& a, const Extent3& b) {
+  return a.x == b.x && a.y == b.y && a.z == b.z;
+}
+
+std::string to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::buf:
+      return "buf";
+    case Algorithm::buf_ic:
+      return "buf-ic";
+    case Algorithm::bke:
+      return "bke";
+    case Algorithm::bke_ic:
+      return "bke-ic";
+  }
+  throw InvalidArgument("unknown volccl::Algorithm value " +
+                        std::to_string(static_cast<int>(algorithm)));
+}
+
+std::string to_string(Backend backend) {
+  switch (backend) {
+    case Backend::automatic:
+      return "auto";
+    case Backend::cuda:
+      return "cuda";
+    case Backend::cpu:
+      return "cpu";
+  }
+  throw InvalidArgument("unknown volccl::Backend value " +
+                        std::to_string(static_cast<int>(backend)));
+}
+
+const std::vector<Algorithm>& all_algorithms() {
+  static const std::vector<Algorithm> algorithms = {Algorithm::buf, Algorithm::buf_ic,
+                                                    Algorithm::bke, Algorithm::bke_ic};
+  return algorithms;
+}
+
+Algorithm parse_algorithm(const std::string& name) {
+  for (Algorithm algorithm : all_algorithms()) {
+    if (to_string(algorithm) == name) return algorithm;
+  }
+  throw InvalidArgument("unknown algorithm '" + name + "' (expected buf, buf-ic, bke or bke-ic)");
+}
+
+Backend parse_backend(const std::string& name) {
+  for (Backend backend : {Backend::automatic, Backend::cuda, Backend::cpu}) {
+    if (to_string(backend) == name) return backend;
+  }
+  throw InvalidArgument("unknown device '" + name + "' (expected auto, cuda or cpu)");
+}
+
+std::string StepTimings::to_string() const {
+  std::ostringstream text;
+  text << "allocation=" << allocation_ms << " upload=" << upload_ms
+       << " initialization=" << initialization_ms << " merge=" << merge_ms
+       << " compression=" << compression_ms << " relabel=" << relabel_ms
+       << " final_labeling=" << final_labeling_ms << " download=" << download_ms
+       << " total=" << total_ms;
+  return text.str();
+}
+
+}  // namespace volccl
