@@ -14,6 +14,8 @@
 // BKE's Initialization links a block to the raster-first foreground voxel touching it from a
 // lower neighbour block when that voxel precedes the block's own key, so parents always have
 // smaller keys than their children and every tree's root is its smallest key.
+// And one optimisation: a block unites with one neighbour per cluster of touching voxels rather
+// than with every connected neighbour (neighbours_to_unite).
 #pragma once
 
 #include <cstdint>
@@ -135,7 +137,6 @@ constexpr std::uint64_t kVoxelNeighbourhood = 0x0000077707770777ull;
 // Positions inside the 13 neighbour blocks with a lower raster index: the z = 0 layer, and in
 // layers 1-2 the row y = 0 and the voxels x = 0 of rows 1-2.
 constexpr std::uint64_t kLowerNeighbourBlocks = 0x0000011F011FFFFFull;
-constexpr int kLowerNeighbours = 13;
 
 VOLCCL_HD std::uint32_t cube_offset(const BlockGrid& grid, int p) {
   return (p & 3) + ((p >> 2) & 3) * grid.row + (p >> 4) * grid.slice;
@@ -198,25 +199,6 @@ VOLCCL_HD constexpr int neighbour_dx(int n) { return n < 9 ? n % 3 - 1 : (n < 12
 VOLCCL_HD constexpr int neighbour_dy(int n) { return n < 9 ? n / 3 - 1 : (n < 12 ? -1 : 0); }
 VOLCCL_HD constexpr int neighbour_dz(int n) { return n < 9 ? -1 : 0; }
 
-VOLCCL_HD constexpr std::uint32_t axis_positions(int d) {
-  return d < 0 ? 0x1u : (d == 0 ? 0x6u : 0x8u);
-}
-
-VOLCCL_HD constexpr std::uint64_t neighbour_positions(int n) {
-  const std::uint32_t xs = axis_positions(neighbour_dx(n));
-  const std::uint32_t ys = axis_positions(neighbour_dy(n));
-  const std::uint32_t zs = axis_positions(neighbour_dz(n));
-  std::uint64_t positions = 0;
-  for (int cz = 0; cz < 4; ++cz) {
-    for (int cy = 0; cy < 4; ++cy) {
-      if (((zs >> cz) & 1) && ((ys >> cy) & 1)) {
-        positions |= static_cast<std::uint64_t>(xs) << (16 * cz + 4 * cy);
-      }
-    }
-  }
-  return positions;
-}
-
 // The lower neighbour block holding cube position p (p in kLowerNeighbourBlocks).
 VOLCCL_HD int neighbour_at(int p) {
   const int cx = p & 3, cy = (p >> 2) & 3, cz = p >> 4;
@@ -226,11 +208,36 @@ VOLCCL_HD int neighbour_at(int p) {
   return dy < 0 ? 10 + dx : 12;
 }
 
-// Bit n set when lower neighbour n is connected to the block.
-VOLCCL_HD std::uint32_t connected_neighbours(std::uint64_t touching) {
+// The cube positions 26-adjacent to `positions`, and the positions themselves: three separable
+// one-voxel dilations, masking the bits that would wrap from one row (or layer) into the next.
+VOLCCL_HD std::uint64_t dilate_in_cube(std::uint64_t positions) {
+  constexpr std::uint64_t kFirstColumn = 0x1111111111111111ull;  // cx == 0
+  constexpr std::uint64_t kLastColumn = 0x8888888888888888ull;   // cx == 3
+  constexpr std::uint64_t kFirstRow = 0x000F000F000F000Full;     // cy == 0
+  constexpr std::uint64_t kLastRow = 0xF000F000F000F000ull;      // cy == 3
+  positions |= ((positions << 1) & ~kFirstColumn) | ((positions >> 1) & ~kLastColumn);
+  positions |= ((positions << 4) & ~kFirstRow) | ((positions >> 4) & ~kLastRow);
+  return positions | (positions << 16) | (positions >> 16);
+}
+
+// The lower neighbours the block must unite with: one per cluster of 26-adjacent touching
+// voxels, the block of the cluster's raster-first voxel. The other blocks of a cluster need no
+// Union from this block: two adjacent voxels of a cluster lie in lower neighbour blocks that are
+// neighbours of each other, and the thread of the later of the two unites them (by induction
+// over the blocks in raster order, with the same rule). On random volumes this removes most of
+// Merge's unions, whose Find walks dominate its time.
+VOLCCL_HD std::uint32_t neighbours_to_unite(std::uint64_t touching) {
   std::uint32_t neighbours = 0;
-  for (int n = 0; n < kLowerNeighbours; ++n) {
-    if (touching & neighbour_positions(n)) neighbours |= 1u << n;
+  std::uint64_t remaining = touching;
+  while (remaining != 0) {
+    const int first = lowest_bit(remaining);
+    std::uint64_t cluster = 1ull << first;
+    for (std::uint64_t grown = dilate_in_cube(cluster) & touching; grown != cluster;
+         grown = dilate_in_cube(cluster) & touching) {
+      cluster = grown;
+    }
+    remaining &= ~cluster;
+    neighbours |= 1u << neighbour_at(first);
   }
   return neighbours;
 }
@@ -256,10 +263,12 @@ VOLCCL_HD BkeStart bke_start(const std::uint8_t* mask, const BlockGrid& grid, co
   if (foreground == 0) return {kNoKey, 0};
   const std::uint32_t key = first_voxel(grid, block, foreground);
   const std::uint64_t touching = touching_lower_foreground(mask, grid, block, foreground);
-  std::uint32_t to_unite = connected_neighbours(touching);
+  std::uint32_t to_unite = neighbours_to_unite(touching);
   std::uint32_t parent = key;
   if (touching != 0) {
-    const int first = lowest_bit(touching);  // raster-first touching voxel
+    // The raster-first touching voxel starts the first cluster: linking to it replaces that
+    // cluster's Union.
+    const int first = lowest_bit(touching);
     const std::uint32_t voxel = cube_voxel(grid, block, first);
     if (voxel < key) {
       parent = voxel;
@@ -300,7 +309,7 @@ VOLCCL_HD void unite_with_neighbours(std::uint32_t* labels, const BlockGrid& gri
   }
 }
 
-// BUF's Merge (Alg. 2 in 3D): Union with every connected lower neighbour.
+// BUF's Merge (Alg. 2 in 3D): Union with the connected lower neighbours, one per cluster.
 struct BufMerge {
   const std::uint8_t* mask;
   std::uint32_t* labels;
@@ -310,7 +319,7 @@ struct BufMerge {
     const std::uint64_t touching = touching_lower_foreground(mask, grid, block, foreground);
     if (touching == 0) return;
     unite_with_neighbours(labels, grid, block, first_voxel(grid, block, foreground),
-                          connected_neighbours(touching));
+                          neighbours_to_unite(touching));
   }
 };
 

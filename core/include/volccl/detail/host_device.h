@@ -13,12 +13,13 @@
 
 namespace volccl::detail {
 
-// Reads a word other threads may be writing. On the GPU a volatile load: it bypasses no
-// cache but is never hoisted out of a loop; on the CPU a relaxed atomic load, so the
-// concurrent union-find of the CPU backend has no data race.
+// Reads a word other threads may be writing. On the GPU a plain load, which L1 may serve: a
+// stale parent pointer still points at an ancestor, and Union re-checks every root with an
+// atomic (BUF/BKE paper Alg. 1). On the CPU a relaxed atomic load, so the concurrent union-find
+// of the CPU backend has no data race.
 VOLCCL_HD std::uint32_t load_relaxed(const std::uint32_t* address) {
 #if defined(__CUDA_ARCH__)
-  return *static_cast<const volatile std::uint32_t*>(address);
+  return *address;
 #else
   return __atomic_load_n(address, __ATOMIC_RELAXED);
 #endif
@@ -26,7 +27,7 @@ VOLCCL_HD std::uint32_t load_relaxed(const std::uint32_t* address) {
 
 VOLCCL_HD void store_relaxed(std::uint32_t* address, std::uint32_t value) {
 #if defined(__CUDA_ARCH__)
-  *static_cast<volatile std::uint32_t*>(address) = value;
+  *address = value;
 #else
   __atomic_store_n(address, value, __ATOMIC_RELAXED);
 #endif
