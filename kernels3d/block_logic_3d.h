@@ -174,7 +174,8 @@ VOLCCL_HD std::uint32_t cube_voxel(const BlockGrid& grid, const Block& block, in
 
 // Foreground voxels of the lower neighbour blocks that touch one of the block's foreground
 // voxels, as cube positions. Each voxel is read once whatever the number of block voxels it
-// touches (Sec. 5.1, after Zavalishin et al.).
+// touches (Sec. 5.1, after Zavalishin et al.). The loop over the cube is unrolled and its reads
+// predicated, so they are independent and in flight together instead of one after another.
 VOLCCL_HD std::uint64_t touching_lower_foreground(const std::uint8_t* mask, const BlockGrid& grid,
                                                   const Block& block, std::uint32_t foreground) {
   std::uint64_t candidates = 0;
@@ -185,10 +186,12 @@ VOLCCL_HD std::uint64_t touching_lower_foreground(const std::uint8_t* mask, cons
   }
   candidates &= kLowerNeighbourBlocks & cube_inside_volume(grid, block);
   std::uint64_t touching = 0;
-  while (candidates != 0) {
-    const int p = lowest_bit(candidates);
-    candidates &= candidates - 1;
-    if (mask[cube_voxel(grid, block, p)]) touching |= 1ull << p;
+  VOLCCL_UNROLL
+  for (int p = 0; p < 48; ++p) {
+    if (((kLowerNeighbourBlocks >> p) & 1) && ((candidates >> p) & 1) &&
+        mask[cube_voxel(grid, block, p)]) {
+      touching |= 1ull << p;
+    }
   }
   return touching;
 }

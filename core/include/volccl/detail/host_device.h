@@ -11,6 +11,16 @@
 #define VOLCCL_HD inline
 #endif
 
+// Unrolls the next loop in nvcc's device pass and for the CPU backend; nvcc's host pass, whose
+// code nothing calls, leaves it alone.
+#if defined(__CUDA_ARCH__)
+#define VOLCCL_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define VOLCCL_UNROLL
+#else
+#define VOLCCL_UNROLL _Pragma("GCC unroll 64")
+#endif
+
 namespace volccl::detail {
 
 // Reads a word other threads may be writing. On the GPU a plain load, which L1 may serve: a

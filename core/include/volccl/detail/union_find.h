@@ -29,25 +29,36 @@ VOLCCL_HD std::uint32_t find_root(const Forest& forest, std::uint32_t node) {
   return node;
 }
 
+// Find that also points `node`'s slot at the root it found: later walks from the same block,
+// during Merge too, take one step. Only ancestors are ever written into a slot, so concurrent
+// unions lose nothing.
+template <class Forest>
+VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32_t node) {
+  std::uint32_t* slot = forest.slot(node);
+  const std::uint32_t parent = load_relaxed(slot);
+  const std::uint32_t root = find_root(forest, parent);
+  if (root != parent) store_relaxed(slot, root);
+  return root;
+}
+
 // Union (Alg. 1): atomicMin on the larger root; when another thread changed that root first,
-// retry from what it wrote.
+// retry from what it wrote. Both starting nodes are shortcut to their roots on the way.
 template <class Forest>
 VOLCCL_HD void unite(const Forest& forest, std::uint32_t a, std::uint32_t b) {
-  bool done = false;
-  while (!done) {
-    a = find_root(forest, a);
-    b = find_root(forest, b);
+  a = find_root_and_shortcut(forest, a);
+  b = find_root_and_shortcut(forest, b);
+  while (a != b) {
     if (a < b) {
       const std::uint32_t old = atomic_min(forest.slot(b), a);
-      done = old == b;
+      if (old == b) return;
       b = old;
-    } else if (b < a) {
-      const std::uint32_t old = atomic_min(forest.slot(a), b);
-      done = old == a;
-      a = old;
     } else {
-      done = true;
+      const std::uint32_t old = atomic_min(forest.slot(a), b);
+      if (old == a) return;
+      a = old;
     }
+    a = find_root(forest, a);
+    b = find_root(forest, b);
   }
 }
 
