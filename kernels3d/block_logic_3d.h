@@ -61,8 +61,7 @@ struct Block {
   std::uint32_t anchor;   // raster index of voxel (2i, 2j, 2k)
 };
 
-VOLCCL_HD Block block_at(const BlockGrid& grid, std::uint32_t i, std::uint32_t j,
-                         std::uint32_t k) {
+VOLCCL_HD Block block_at(const BlockGrid& grid, std::uint32_t i, std::uint32_t j, std::uint32_t k) {
   return {i, j, k, 2 * k * grid.slice + 2 * j * grid.row + 2 * i};
 }
 
@@ -345,8 +344,7 @@ struct BkeReduce {
     const std::uint32_t info = load_info(mask, labels, grid, block, true);
     const std::uint32_t neighbours = info >> kNeighbourShift;
     if (neighbours == 0) return;
-    unite_with_neighbours(labels, grid, block, first_voxel(grid, block, info & 0xFFu),
-                          neighbours);
+    unite_with_neighbours(labels, grid, block, first_voxel(grid, block, info & 0xFFu), neighbours);
   }
 };
 
@@ -360,8 +358,8 @@ struct Compress {
     std::uint32_t* slot = labels + block.anchor;
     if (detail::load_relaxed(slot) == kNoKey) return;
     const LabelForest forest{labels, grid};
-    const std::uint32_t root = inline_compression ? detail::compress_inline(forest, slot)
-                                                  : detail::compress(forest, slot);
+    const std::uint32_t root =
+        inline_compression ? detail::compress_inline(forest, slot) : detail::compress(forest, slot);
     if (root_bitmap != nullptr && anchor_of(grid, root) == block.anchor) {
       detail::mark_component_start(root_bitmap, root);
     }
@@ -379,8 +377,7 @@ struct FinalLabeling {
   VOLCCL_HD void operator()(const BlockGrid& grid, const Block& block) const {
     const std::uint32_t foreground = load_info(mask, labels, grid, block, bke) & 0xFFu;
     const std::uint32_t label =
-        foreground ? detail::component_label(root_bitmap, words_before, labels[block.anchor])
-                   : 0;
+        foreground ? detail::component_label(root_bitmap, words_before, labels[block.anchor]) : 0;
     const std::uint32_t existing = existing_voxels(grid, block);
     for (int l = 0; l < 8; ++l) {
       if ((existing >> l) & 1) {

@@ -41,9 +41,8 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
 
 }  // namespace
 
-LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent,
-                                  std::uint32_t* labels, const LabelOptions& options,
-                                  void* stream_handle) {
+LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                  const LabelOptions& options, void* stream_handle) {
   StepClock whole_call;
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   LabelResult result;

@@ -74,9 +74,9 @@ LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::
   result.component_count = roots;
   timings.relabel_ms = clock.lap();
 
-  for_each_block(grid, threads,
-                 kernels3d::FinalLabeling{mask, labels, root_bitmap.data(), words_before.data(),
-                                          bke});
+  for_each_block(
+      grid, threads,
+      kernels3d::FinalLabeling{mask, labels, root_bitmap.data(), words_before.data(), bke});
   timings.final_labeling_ms = clock.lap();
   timings.total_ms = whole_call.lap();
   return result;

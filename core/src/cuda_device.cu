@@ -39,9 +39,15 @@ DeviceProbe probe_device() {
     cudaGetLastError();
     return {false, "no CUDA device: the device's properties could not be read"};
   }
+  // Start the device's context now, so that the first labeling's step timings do not include
+  // its creation (a fifth of a second on an H100).
+  if (cudaFree(nullptr) != cudaSuccess) {
+    cudaGetLastError();
+    return {false, "no CUDA device: the CUDA context could not be created"};
+  }
   std::ostringstream text;
-  text << properties.name << " (compute capability " << properties.major << '.'
-       << properties.minor << ", " << (properties.totalGlobalMem >> 20) << " MiB)";
+  text << properties.name << " (compute capability " << properties.major << '.' << properties.minor
+       << ", " << (properties.totalGlobalMem >> 20) << " MiB)";
   return {true, text.str()};
 }
 
@@ -100,8 +106,8 @@ void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
     std::size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
     std::ostringstream text;
-    text << "volccl: out of GPU memory: " << what << " needs " << bytes << " bytes, "
-         << free_bytes << " of " << total_bytes
+    text << "volccl: out of GPU memory: " << what << " needs " << bytes << " bytes, " << free_bytes
+         << " of " << total_bytes
          << " bytes are free; the CPU backend (--device cpu) needs no GPU memory";
     throw OutOfDeviceMemory(text.str(), bytes);
   }

@@ -19,12 +19,12 @@ namespace volccl::detail {
 }  // namespace volccl::detail
 
 // Checks a CUDA runtime call; after a kernel launch, check cudaGetLastError() with it.
-#define VOLCCL_CUDA_CHECK(call)                                                  \
-  do {                                                                           \
-    const cudaError_t volccl_status = (call);                                    \
-    if (volccl_status != cudaSuccess) {                                          \
+#define VOLCCL_CUDA_CHECK(call)                                                     \
+  do {                                                                              \
+    const cudaError_t volccl_status = (call);                                       \
+    if (volccl_status != cudaSuccess) {                                             \
       ::volccl::detail::throw_cuda_error(volccl_status, #call, __FILE__, __LINE__); \
-    }                                                                            \
+    }                                                                               \
   } while (0)
 
 namespace volccl::detail {

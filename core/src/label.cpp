@@ -12,8 +12,8 @@ void validate(Extent3 extent, const LabelOptions& options) {
                           " voxels; every dimension must be at least 1");
   }
   const std::uint64_t limit = max_voxel_count;
-  if (extent.x > limit || extent.y > limit || extent.z > limit ||
-      extent.x * extent.y > limit || extent.x * extent.y * extent.z > limit) {
+  if (extent.x > limit || extent.y > limit || extent.z > limit || extent.x * extent.y > limit ||
+      extent.x * extent.y * extent.z > limit) {
     throw InvalidArgument("volccl: a volume of " + extent.to_string() +
                           " voxels is too large for 32-bit labels (at most " +
                           std::to_string(limit) + " voxels)");
@@ -36,8 +36,7 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
                         (options.backend == Backend::automatic && cuda_available());
   if (use_cuda) {
     if (!cuda_available()) {
-      throw NoCudaDevice("volccl: the CUDA backend was requested but " +
-                         cuda_device_description());
+      throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
     }
 #if defined(VOLCCL_HAS_CUDA)
     return detail::label_cuda_from_host(mask, extent, labels, options);

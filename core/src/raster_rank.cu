@@ -1,8 +1,8 @@
 // The device half of raster_rank.h: an exclusive prefix sum of the bitmap words' population
 // counts, with CUB, one element past the end so that the last entry is the component count.
-#include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <cub/device/device_scan.cuh>
 
 #include "cuda_support.cuh"
 #include "volccl/detail/host_device.h"

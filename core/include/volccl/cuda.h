@@ -13,8 +13,7 @@ namespace volccl::cuda {
 // `stream` (a cudaStream_t; nullptr is the default stream). Returns when the labels are
 // complete. options.backend is ignored. Scratch memory comes from the stream-ordered pool,
 // which keeps it for the next call.
-LabelResult label(const std::uint8_t* device_mask, Extent3 extent,
-                  std::uint32_t* device_labels, const LabelOptions& options = {},
-                  void* stream = nullptr);
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  const LabelOptions& options = {}, void* stream = nullptr);
 
 }  // namespace volccl::cuda

@@ -29,8 +29,8 @@ enum class Algorithm { buf, buf_ic, bke, bke_ic };
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
 
-std::string to_string(Algorithm algorithm);  // "buf", "buf-ic", "bke", "bke-ic"
-std::string to_string(Backend backend);      // "auto", "cuda", "cpu"
+std::string to_string(Algorithm algorithm);          // "buf", "buf-ic", "bke", "bke-ic"
+std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
 Backend parse_backend(const std::string& name);      // throws volccl::InvalidArgument
 const std::vector<Algorithm>& all_algorithms();

@@ -49,9 +49,8 @@ VOLCCL_HD std::uint32_t atomic_min(std::uint32_t* address, std::uint32_t value) 
   return atomicMin(address, value);
 #else
   std::uint32_t old = __atomic_load_n(address, __ATOMIC_RELAXED);
-  while (value < old &&
-         !__atomic_compare_exchange_n(address, &old, value, true, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+  while (value < old && !__atomic_compare_exchange_n(address, &old, value, true, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED)) {
   }
   return old;
 #endif

@@ -21,8 +21,7 @@ VOLCCL_HD void mark_component_start(std::uint32_t* bitmap, std::uint32_t root_ke
 
 // `words_before[w]`: set bits in bitmap words 0..w-1.
 VOLCCL_HD std::uint32_t component_label(const std::uint32_t* bitmap,
-                                        const std::uint32_t* words_before,
-                                        std::uint32_t root_key) {
+                                        const std::uint32_t* words_before, std::uint32_t root_key) {
   const std::uint32_t word = root_key >> 5;
   const std::uint32_t below = bitmap[word] & ((1u << (root_key & 31)) - 1u);
   return words_before[word] + popcount(below) + 1;

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Times CuPy's label on the volumes volccl-bench dumped, and checks volccl's labels with scipy.
+
+    volccl-bench --device cuda --dump-dir DIR --csv bench_volccl.csv
+    python3 bench/peers.py DIR --csv bench_cupy.csv [--bandwidth GB/s]
+
+Timing (DESIGN.md, Performance): for every DIR/NAME.npy, the volume is copied to the device
+once, then cupyx.scipy.ndimage.label with a 3x3x3 structure (26-connectivity) runs --warmup
+untimed and --runs timed times between two CUDA events on the current stream. Its output is
+allocated inside label from CuPy's default memory pool, as users have it. The CSV has the
+columns of volccl-bench's; with --bandwidth (the device-to-device copy bandwidth, read +
+written, that volccl-bench measured) the floor columns are filled as well.
+
+Correctness: for every DIR/NAME.labels.npy (volccl's labels, uint32), scipy.ndimage.label with
+the same structure runs on the CPU and both must be identical voxel for voxel; CuPy's component
+count must equal scipy's. Exit status 1 on any mismatch, 2 on bad arguments or an empty DIR.
+Without CuPy only the scipy check runs.
+"""
+
+import argparse
+import csv
+import pathlib
+import re
+import statistics
+import sys
+
+import numpy as np
+import scipy.ndimage
+
+COLUMNS = [
+    "volume", "voxels", "density", "granularity", "algorithm", "device", "runs", "median_ms",
+    "min_ms", "max_ms", "components", "floor_ms", "x_floor", "allocation_ms",
+    "initialization_ms", "merge_ms", "compression_ms", "relabel_ms", "final_labeling_ms",
+]
+# The memory floor reads the uint8 mask once and writes the uint32 labels once.
+FLOOR_BYTES_PER_VOXEL = 1 + 4
+STRUCTURE = np.ones((3, 3, 3), dtype=bool)
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dump_dir", type=pathlib.Path, help="volccl-bench --dump-dir folder")
+    parser.add_argument("--runs", type=int, default=50, help="timed runs per volume (50)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed runs before them (5)")
+    parser.add_argument("--csv", type=pathlib.Path, help="write CuPy's timings as CSV")
+    parser.add_argument("--bandwidth", type=float,
+                        help="copy bandwidth in GB/s (read + written) for the floor columns")
+    arguments = parser.parse_args()
+    if arguments.runs < 1 or arguments.warmup < 0:
+        parser.error("--runs must be at least 1 and --warmup at least 0")
+    if arguments.bandwidth is not None and arguments.bandwidth <= 0:
+        parser.error("--bandwidth must be positive")
+    return arguments
+
+
+def load_cupy():
+    """Returns (cupy, cupyx.scipy.ndimage.label, None) or (None, None, why not)."""
+    try:
+        import cupy
+        import cupyx.scipy.ndimage
+    except ImportError as error:
+        return None, None, f"CuPy not found ({error})"
+    try:
+        device_count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as error:
+        return None, None, f"CuPy found but CUDA is not usable ({error})"
+    if device_count == 0:
+        return None, None, "CuPy found but there is no CUDA device"
+    return cupy, cupyx.scipy.ndimage.label, None
+
+
+def volume_names(dump_dir):
+    return sorted(path.name[:-len(".npy")] for path in dump_dir.glob("*.npy")
+                  if not path.name.endswith(".labels.npy"))
+
+
+def granularity_of(name):
+    match = re.search(r"-g(\d+)$", name)
+    return match.group(1) if match else ""
+
+
+def time_cupy(cupy, label, volume, runs, warmup):
+    """Returns the milliseconds of each timed run and CuPy's component count."""
+    device_volume = cupy.asarray(volume)
+    start = cupy.cuda.Event()
+    stop = cupy.cuda.Event()
+    times = []
+    count = None
+    for run in range(-warmup, runs):
+        start.record()
+        labels, count = label(device_volume, structure=STRUCTURE)
+        del labels
+        stop.record()
+        stop.synchronize()
+        if run >= 0:
+            times.append(cupy.cuda.get_elapsed_time(start, stop))
+    del device_volume
+    cupy.get_default_memory_pool().free_all_blocks()
+    return times, count
+
+
+def number(value):
+    return f"{value:.6g}"
+
+
+def timing_row(name, volume, times, count, bandwidth):
+    median = statistics.median(times)
+    row = {column: "" for column in COLUMNS}
+    row.update(volume=name, voxels=volume.size,
+               density=f"{np.count_nonzero(volume) / volume.size:.6f}",
+               granularity=granularity_of(name), algorithm="cupy-label", device="cuda",
+               runs=len(times), median_ms=number(median), min_ms=number(min(times)),
+               max_ms=number(max(times)), components=count)
+    if bandwidth is not None:
+        floor_ms = volume.size * FLOOR_BYTES_PER_VOXEL / (bandwidth * 1e9) * 1e3
+        row.update(floor_ms=number(floor_ms), x_floor=number(median / floor_ms))
+    return row
+
+
+def write_csv(path, rows):
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    temporary.replace(path)
+
+
+def check_labels(name, volume, ours, cupy_count):
+    """Prints OK or MISMATCH lines for one volume; returns True when everything matched."""
+    reference, count = scipy.ndimage.label(volume, structure=STRUCTURE)
+    matched = True
+    if ours.shape != reference.shape or ours.dtype != np.uint32:
+        print(f"MISMATCH {name}: volccl labels are {ours.dtype} {ours.shape}, "
+              f"expected uint32 {reference.shape}")
+        matched = False
+    else:
+        differing = ours != reference.astype(np.uint32)
+        mismatches = int(np.count_nonzero(differing))
+        if mismatches == 0:
+            print(f"OK       {name}: volccl labels identical to scipy's ({count} components)")
+        else:
+            first = int(np.argmax(differing))
+            z, y, x = np.unravel_index(first, ours.shape)
+            print(f"MISMATCH {name}: volccl labels differ from scipy's at {mismatches} voxels; "
+                  f"first at index {first} (z {z}, y {y}, x {x}): volccl {ours.flat[first]}, "
+                  f"scipy {reference.flat[first]}; components volccl {int(ours.max())}, "
+                  f"scipy {count}")
+            matched = False
+    if cupy_count is not None:
+        if cupy_count == count:
+            print(f"OK       {name}: CuPy finds {cupy_count} components, as scipy")
+        else:
+            print(f"MISMATCH {name}: CuPy finds {cupy_count} components, scipy {count}")
+            matched = False
+    return matched
+
+
+def main():
+    arguments = parse_arguments()
+    names = volume_names(arguments.dump_dir)
+    if not names:
+        print(f"peers.py: no NAME.npy volumes in {arguments.dump_dir}", file=sys.stderr)
+        return 2
+
+    cupy, label, why_not = load_cupy()
+    rows = []
+    cupy_counts = {}
+    if cupy is None:
+        print(f"{why_not}: no CuPy timings; checking volccl's labels with scipy only")
+    else:
+        device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
+        if isinstance(device, bytes):
+            device = device.decode()
+        print(f"CuPy {cupy.__version__} on {device}; "
+              f"{arguments.runs} runs after {arguments.warmup} warm-up runs")
+        print(f"{'volume':20} {'algorithm':10} {'median ms':>10} {'min ms':>10} {'max ms':>10} "
+              f"{'components':>11} {'x floor':>8}")
+        for name in names:
+            volume = np.load(arguments.dump_dir / f"{name}.npy")
+            times, count = time_cupy(cupy, label, volume, arguments.runs, arguments.warmup)
+            cupy_counts[name] = count
+            row = timing_row(name, volume, times, count, arguments.bandwidth)
+            rows.append(row)
+            x_floor = f"{float(row['x_floor']):.1f}" if row["x_floor"] else "-"
+            print(f"{name:20} {'cupy-label':10} {statistics.median(times):10.3f} "
+                  f"{min(times):10.3f} {max(times):10.3f} {count:11} {x_floor:>8}", flush=True)
+    if arguments.csv is not None:
+        write_csv(arguments.csv, rows)
+
+    all_matched = True
+    checked = 0
+    for name in names:
+        labels_path = arguments.dump_dir / f"{name}.labels.npy"
+        if not labels_path.exists():
+            continue
+        volume = np.load(arguments.dump_dir / f"{name}.npy")
+        ours = np.load(labels_path)
+        all_matched &= check_labels(name, volume, ours, cupy_counts.get(name))
+        checked += 1
+    if checked == 0:
+        print(f"MISMATCH: no NAME.labels.npy in {arguments.dump_dir} to check")
+        return 1
+    print("all labels match" if all_matched else "labels MISMATCH: see above")
+    return 0 if all_matched else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

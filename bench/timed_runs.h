@@ -1,0 +1,17 @@
+// The measurements volccl-bench takes of one algorithm on one volume, whichever the device.
+#pragma once
+
+#include <vector>
+
+#include "volccl/types.h"
+
+namespace volccl::bench {
+
+// Each timed run in run order: the milliseconds measured around it and what the library
+// returned (component count, step timings).
+struct TimedRuns {
+  std::vector<double> ms;
+  std::vector<LabelResult> results;
+};
+
+}  // namespace volccl::bench

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages), builds, and runs every test with ctest.
+# GPU tests skip with a reason when no CUDA device is present.
+#
+# Usage: scripts/test.sh [extra ctest arguments...]   e.g. scripts/test.sh -R package
+# Environment: as scripts/build.sh (VOLCCL_BUILD_DIR, VOLCCL_CUDA_ARCHITECTURES, ...), and
+#   VOLCCL_TEST_JOBS   parallel tests (default: 2)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/setup-debian.sh
+scripts/build.sh
+ctest --test-dir "${VOLCCL_BUILD_DIR:-build}" --output-on-failure -j "${VOLCCL_TEST_JOBS:-2}" "$@"

@@ -1,0 +1,594 @@
+#!/usr/bin/env python3
+"""Tests of the volccl command line, one case per ctest test (tests/cli/CMakeLists.txt).
+
+    test_cli.py --volccl build/apps/volccl --sample data/samples/brain_t1.nii.gz CASE
+    test_cli.py --list
+
+Standard library only. Inputs other than the bundled sample are small MetaImage (.mha) files
+written here; outputs are read back from their NIfTI or MetaImage bytes, and labels are checked
+against a breadth-first 26-connected labeling written here. Exit status: 0 pass, 1 fail,
+77 skipped (ctest SKIP_RETURN_CODE).
+"""
+
+import argparse
+import array
+import gzip
+import json
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+SKIPPED = 77
+SAMPLE_SIZE = (128, 128, 62)
+SAMPLE_OTSU_COMPONENTS = 17  # data/samples/README.md
+ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic")
+
+CASES = {}
+
+
+def case(function):
+    CASES[function.__name__] = function
+    return function
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+# ---- running volccl ------------------------------------------------------------------------
+
+
+class Cli:
+    def __init__(self, volccl, sample):
+        self.volccl = volccl
+        self.sample = sample
+
+    def run(self, *arguments, cwd=None):
+        return subprocess.run([self.volccl, *arguments], cwd=cwd, capture_output=True, text=True,
+                              timeout=300)
+
+
+def describe(result):
+    return (f"exit {result.returncode}\n--- stdout\n{result.stdout}--- stderr\n{result.stderr}")
+
+
+def expect_success(result):
+    expect(result.returncode == 0, "volccl failed:\n" + describe(result))
+
+
+def expect_error(result, exit_code, *fragments):
+    """volccl failed with exit_code and said so on one 'volccl: error: ' line with fragments."""
+    expect(result.returncode == exit_code,
+           f"expected exit {exit_code}, got:\n" + describe(result))
+    lines = result.stderr.splitlines()
+    expect(len(lines) == 1 and lines[0].startswith("volccl: error: "),
+           "expected one 'volccl: error: ' line on stderr:\n" + describe(result))
+    for fragment in fragments:
+        expect(fragment.lower() in lines[0].lower(),
+               f"stderr lacks {fragment!r}:\n" + describe(result))
+    expect(result.stdout == "", "expected nothing on stdout:\n" + describe(result))
+
+
+def expect_files(directory, names):
+    """directory holds exactly `names`: no partial output, no leftover temporary file."""
+    present = sorted(os.listdir(directory))
+    expect(present == sorted(names), f"{directory} holds {present}, expected {sorted(names)}")
+
+
+SUMMARY = re.compile(r"^labeled (\d+)x(\d+)x(\d+) voxels: (\d+) components? "
+                     r"\((buf|buf-ic|bke|bke-ic) on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
+
+
+def parse_summary(line):
+    match = SUMMARY.match(line)
+    expect(match is not None, f"unexpected summary line {line!r}")
+    size = tuple(int(match.group(i)) for i in (1, 2, 3))
+    return size, int(match.group(4)), match.group(5), match.group(6)
+
+
+# ---- image files -----------------------------------------------------------------------------
+
+META_TYPES = {"MET_UCHAR": "B", "MET_SHORT": "h", "MET_FLOAT": "f", "MET_UINT": "I"}
+
+
+def write_mha(path, size, values, element_type="MET_SHORT", spacing=None, origin=None,
+              direction=None, channels=1):
+    """A MetaImage with its voxels in the same file, x fastest."""
+    header = ["ObjectType = Image", f"NDims = {len(size)}", "BinaryData = True",
+              "BinaryDataByteOrderMSB = False", "DimSize = " + " ".join(map(str, size))]
+    if spacing:
+        header.append("ElementSpacing = " + " ".join(map(str, spacing)))
+    if origin:
+        header.append("Offset = " + " ".join(map(str, origin)))
+    if direction:
+        header.append("TransformMatrix = " + " ".join(map(str, direction)))
+    if channels > 1:
+        header.append(f"ElementNumberOfChannels = {channels}")
+    header += [f"ElementType = {element_type}", "ElementDataFile = LOCAL"]
+    voxels = array.array(META_TYPES[element_type], values)
+    if sys.byteorder == "big":
+        voxels.byteswap()
+    with open(path, "wb") as file:
+        file.write(("\n".join(header) + "\n").encode())
+        file.write(voxels.tobytes())
+
+
+def read_meta(path):
+    """Header fields and voxels of a .mha, or of a .mhd and its data file."""
+    with open(path, "rb") as file:
+        content = file.read()
+    fields = {}
+    position = 0
+    while "ElementDataFile" not in fields:
+        end = content.index(b"\n", position)
+        key, _, value = content[position:end].decode().partition("=")
+        fields[key.strip()] = value.strip()
+        position = end + 1
+    if fields["ElementDataFile"] == "LOCAL":
+        data = content[position:]
+    else:
+        with open(os.path.join(os.path.dirname(path), fields["ElementDataFile"]), "rb") as file:
+            data = file.read()
+    expect(fields.get("CompressedData", "False") == "False", f"{path} is compressed")
+    voxels = array.array(META_TYPES[fields["ElementType"]])
+    voxels.frombytes(data)
+    if sys.byteorder == "big":
+        voxels.byteswap()
+    return fields, voxels
+
+
+def numbers(text):
+    return [float(value) for value in text.split()]
+
+
+NIFTI_UINT32 = 768
+
+
+def read_nifti(path):
+    """The NIfTI-1 header fields volccl must keep, and the voxels when they are uint32."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as file:
+        content = file.read()
+    expect(struct.unpack_from("<i", content, 0)[0] == 348, f"{path} is no little-endian NIfTI-1")
+    header = {
+        "dim": struct.unpack_from("<8h", content, 40),
+        "datatype": struct.unpack_from("<h", content, 70)[0],
+        "bitpix": struct.unpack_from("<h", content, 72)[0],
+        "pixdim": struct.unpack_from("<8f", content, 76),
+        "quatern": struct.unpack_from("<6f", content, 256),  # b, c, d, offsets x, y, z
+        "srow": struct.unpack_from("<12f", content, 280),
+    }
+    voxels = array.array("I")
+    if header["datatype"] == NIFTI_UINT32:
+        offset = int(struct.unpack_from("<f", content, 108)[0])
+        voxels.frombytes(content[offset:])
+        if sys.byteorder == "big":
+            voxels.byteswap()
+    return header, voxels
+
+
+def close(a, b, tolerance=1e-4):
+    return len(a) == len(b) and all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+# ---- the labels volccl must write --------------------------------------------------------------
+
+
+def label26(mask, size):
+    """26-connected labels numbered in raster order of each component's first voxel."""
+    nx, ny, nz = size
+    labels = [0] * len(mask)
+    count = 0
+    neighbours = [(dx, dy, dz) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+                  if (dx, dy, dz) != (0, 0, 0)]
+    for start, foreground in enumerate(mask):
+        if not foreground or labels[start]:
+            continue
+        count += 1
+        labels[start] = count
+        stack = [start]
+        while stack:
+            index = stack.pop()
+            x, y, z = index % nx, index // nx % ny, index // (nx * ny)
+            for dx, dy, dz in neighbours:
+                u, v, w = x + dx, y + dy, z + dz
+                if 0 <= u < nx and 0 <= v < ny and 0 <= w < nz:
+                    neighbour = u + nx * (v + ny * w)
+                    if mask[neighbour] and not labels[neighbour]:
+                        labels[neighbour] = count
+                        stack.append(neighbour)
+    return labels, count
+
+
+def expect_raster_numbering(labels, count):
+    """Labels 1..count appear, each first seen after the one before it (raster order)."""
+    next_label = 1
+    for value in labels:
+        if value == next_label:
+            next_label += 1
+        else:
+            expect(value < next_label, f"label {value} appears before label {next_label}")
+    expect(next_label == count + 1, f"labels go up to {next_label - 1}, expected {count}")
+
+
+# ---- cases -------------------------------------------------------------------------------------
+
+
+@case
+def label_sample(cli, work):
+    result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", cwd=work)
+    expect_success(result)
+    expect(result.stderr == "", "unexpected stderr:\n" + describe(result))
+    size, count, algorithm, _ = parse_summary(result.stdout.rstrip("\n"))
+    expect((size, count, algorithm) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS, "bke"),
+           f"unexpected summary {result.stdout!r}")
+    expect_files(work, ["labels.nii.gz"])
+
+    source, _ = read_nifti(cli.sample)
+    labels_header, labels = read_nifti(os.path.join(work, "labels.nii.gz"))
+    expect(labels_header["datatype"] == NIFTI_UINT32 and labels_header["bitpix"] == 32,
+           f"labels are not uint32: {labels_header}")
+    expect(labels_header["dim"][:4] == source["dim"][:4], f"dimensions {labels_header['dim']}")
+    expect(close(labels_header["pixdim"][1:4], source["pixdim"][1:4]),
+           f"spacing {labels_header['pixdim']} differs from {source['pixdim']}")
+    expect(close(labels_header["quatern"], source["quatern"]),
+           f"orientation/origin {labels_header['quatern']} differ from {source['quatern']}")
+    expect(len(labels) == SAMPLE_SIZE[0] * SAMPLE_SIZE[1] * SAMPLE_SIZE[2],
+           f"{len(labels)} label voxels")
+    expect_raster_numbering(labels, SAMPLE_OTSU_COMPONENTS)
+
+
+@case
+def every_algorithm_same_labels(cli, work):
+    written = {}
+    for algorithm in ALGORITHMS:
+        output = f"{algorithm}.mha"
+        result = cli.run("label", cli.sample, "--otsu", "--algorithm", algorithm, "--device",
+                         "cpu", "-o", output, cwd=work)
+        expect_success(result)
+        _, count, used, device = parse_summary(result.stdout.rstrip("\n"))
+        expect((count, used) == (SAMPLE_OTSU_COMPONENTS, algorithm) and device.startswith("CPU"),
+               f"unexpected summary {result.stdout!r}")
+        written[algorithm] = read_meta(os.path.join(work, output))[1]
+    for algorithm in ALGORITHMS:
+        expect(written[algorithm] == written["bke"], f"{algorithm} labels differ from bke's")
+
+
+@case
+def geometry_kept(cli, work):
+    size = (7, 6, 5)
+    spacing = (0.5, 1.25, 2.0)
+    origin = (-3.0, 4.5, 10.0)
+    direction = (0, 1, 0, -1, 0, 0, 0, 0, 1)
+    write_mha(os.path.join(work, "input.mha"), size, [float(i % 3) for i in range(7 * 6 * 5)],
+              "MET_FLOAT", spacing, origin, direction)
+    for rule in ((), ("--threshold", "1"), ("--otsu",)):
+        expect_success(cli.run("label", "input.mha", *rule, "-o", "labels.mha", "--force",
+                               cwd=work))
+        fields, _ = read_meta(os.path.join(work, "labels.mha"))
+        expect(fields["ElementType"] == "MET_UINT", f"labels are {fields['ElementType']}")
+        expect(numbers(fields["DimSize"]) == list(size), f"{rule}: size {fields['DimSize']}")
+        expect(close(numbers(fields["ElementSpacing"]), spacing), f"{rule}: spacing {fields}")
+        expect(close(numbers(fields["Offset"]), origin), f"{rule}: origin {fields}")
+        expect(close(numbers(fields["TransformMatrix"]), direction),
+               f"{rule}: direction {fields}")
+
+
+@case
+def foreground_rules(cli, work):
+    size = (13, 11, 9)
+    generator = random.Random(7)
+    values = [generator.randint(-20, 20) for _ in range(13 * 11 * 9)]
+    write_mha(os.path.join(work, "input.mha"), size, values)
+    rules = {
+        (): lambda v: v != 0,
+        ("--threshold", "5"): lambda v: v >= 5,
+        ("--threshold", "-5:3"): lambda v: -5 <= v <= 3,
+        ("--threshold=-20:-10",): lambda v: -20 <= v <= -10,
+        ("--threshold", "2.5:2.5"): lambda v: False,
+    }
+    for arguments, is_foreground in rules.items():
+        result = cli.run("label", "input.mha", *arguments, "-o", "labels.mha", "--force",
+                         cwd=work)
+        expect_success(result)
+        expected, count = label26([is_foreground(v) for v in values], size)
+        _, labels = read_meta(os.path.join(work, "labels.mha"))
+        expect(list(labels) == expected, f"labels for {arguments} differ from the oracle's")
+        expect(parse_summary(result.stdout.rstrip("\n"))[1] == count,
+               f"count for {arguments}: {result.stdout!r}, expected {count}")
+
+
+@case
+def float_threshold(cli, work):
+    size = (9, 8, 7)
+    generator = random.Random(11)
+    values = [generator.choice((0.0, 0.25, 0.5, 1.0, 1.5)) for _ in range(9 * 8 * 7)]
+    write_mha(os.path.join(work, "input.mha"), size, values, "MET_FLOAT")
+    expect_success(cli.run("label", "input.mha", "--threshold", "0.3:1.2", "-o", "labels.mha",
+                           cwd=work))
+    expected, _ = label26([0.3 <= v <= 1.2 for v in values], size)
+    expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
+           "labels differ from the oracle's")
+
+
+@case
+def bad_threshold(cli, work):
+    expect_error(cli.run("label", cli.sample, "--threshold", "abc", "-o", "l.nii", cwd=work), 2,
+                 "--threshold", "not a number")
+    expect_error(cli.run("label", cli.sample, "--threshold", "5:1", "-o", "l.nii", cwd=work), 2,
+                 "--threshold", "above")
+    expect_error(cli.run("label", cli.sample, "--otsu", "--threshold", "5", "-o", "l.nii",
+                         cwd=work), 2, "excludes")
+    expect_files(work, [])
+
+
+@case
+def missing_input(cli, work):
+    expect_error(cli.run("label", "missing.nii.gz", "-o", "labels.nii.gz", cwd=work), 1,
+                 "missing.nii.gz", "does not exist")
+    expect_files(work, [])
+
+
+@case
+def corrupt_input(cli, work):
+    with open(os.path.join(work, "noise.nii.gz"), "wb") as file:
+        file.write(random.Random(3).randbytes(2000))
+    expect_error(cli.run("label", "noise.nii.gz", "-o", "labels.nii.gz", cwd=work), 1,
+                 "cannot read INPUT", "noise.nii.gz")
+    expect_files(work, ["noise.nii.gz"])
+
+
+@case
+def existing_output_refused(cli, work):
+    output = os.path.join(work, "labels.nii.gz")
+    with open(output, "wb") as file:
+        file.write(b"keep me")
+    expect_error(cli.run("label", cli.sample, "-o", "labels.nii.gz", cwd=work), 1, "exists",
+                 "--force")
+    with open(output, "rb") as file:
+        expect(file.read() == b"keep me", "the existing OUTPUT was changed")
+    expect_files(work, ["labels.nii.gz"])
+
+
+@case
+def force_overwrites(cli, work):
+    output = os.path.join(work, "labels.nii.gz")
+    with open(output, "wb") as file:
+        file.write(b"replace me")
+    expect_success(cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", "--force",
+                           cwd=work))
+    header, labels = read_nifti(output)
+    expect(header["datatype"] == NIFTI_UINT32 and max(labels) == SAMPLE_OTSU_COMPONENTS,
+           "OUTPUT was not replaced by the labels")
+    expect_files(work, ["labels.nii.gz"])
+
+
+@case
+def input_never_overwritten(cli, work):
+    shutil.copy(cli.sample, os.path.join(work, "brain.nii.gz"))
+    os.symlink("brain.nii.gz", os.path.join(work, "link.nii.gz"))
+    with open(cli.sample, "rb") as file:
+        original = file.read()
+    for output in ("brain.nii.gz", "./brain.nii.gz", "link.nii.gz"):
+        expect_error(cli.run("label", "brain.nii.gz", "-o", output, "--force", cwd=work), 1,
+                     "is the INPUT")
+    with open(os.path.join(work, "brain.nii.gz"), "rb") as file:
+        expect(file.read() == original, "the INPUT was changed")
+    expect_files(work, ["brain.nii.gz", "link.nii.gz"])
+
+
+@case
+def missing_output_directory(cli, work):
+    expect_error(cli.run("label", cli.sample, "-o", "missing/labels.nii.gz", cwd=work), 1,
+                 "'missing' does not exist")
+    expect_files(work, [])
+
+
+@case
+def unwritable_output_directory(cli, work):
+    if os.geteuid() != 0:
+        directory = os.path.join(work, "read-only")
+        os.mkdir(directory, 0o555)
+    elif os.path.isdir("/sys"):
+        directory = "/sys"  # root may write anywhere but in sysfs
+    else:
+        raise Skip("running as root, and no /sys to fail on")
+    output = os.path.join(directory, "labels.nii.gz")
+    expect_error(cli.run("label", cli.sample, "-o", output, cwd=work), 1,
+                 "cannot write to directory")
+    expect(not os.path.exists(output), f"{output} was written")
+    if directory.startswith(work):
+        expect_files(directory, [])
+
+
+@case
+def failed_write_leaves_nothing(cli, work):
+    # ITK writes PNG files, but neither 3D ones nor uint32 voxels: the write itself fails.
+    expect_error(cli.run("label", cli.sample, "-o", "labels.png", cwd=work), 1,
+                 "cannot write OUTPUT", "labels.png")
+    expect_files(work, [])
+
+
+@case
+def unknown_output_format(cli, work):
+    expect_error(cli.run("label", cli.sample, "-o", "labels.xyz", cwd=work), 1,
+                 "cannot write OUTPUT", ".xyz")
+    expect_files(work, [])
+
+
+@case
+def two_file_output(cli, work):
+    expect_success(cli.run("label", cli.sample, "--otsu", "-o", "labels.mhd", cwd=work))
+    expect_files(work, ["labels.mhd", "labels.raw"])
+    fields, labels = read_meta(os.path.join(work, "labels.mhd"))
+    expect(fields["ElementDataFile"] == "labels.raw", f"data file {fields['ElementDataFile']}")
+    expect_raster_numbering(labels, SAMPLE_OTSU_COMPONENTS)
+
+
+@case
+def input_2d_refused(cli, work):
+    write_mha(os.path.join(work, "slice.mha"), (5, 4), [1] * 20, "MET_UCHAR")
+    expect_error(cli.run("label", "slice.mha", "-o", "labels.mha", cwd=work), 1,
+                 "slice.mha' is a 2D image; only 3D volumes are supported for now")
+    expect_files(work, ["slice.mha"])
+
+
+@case
+def input_4d_refused(cli, work):
+    write_mha(os.path.join(work, "series.mha"), (3, 3, 3, 2), [1] * 54, "MET_UCHAR")
+    expect_error(cli.run("label", "series.mha", "-o", "labels.mha", cwd=work), 1,
+                 "is a 4D image")
+    expect_files(work, ["series.mha"])
+
+
+@case
+def input_4d_of_one_volume(cli, work):
+    values = [1, 0, 0] * 9
+    write_mha(os.path.join(work, "series.mha"), (3, 3, 3, 1), values, "MET_UCHAR")
+    result = cli.run("label", "series.mha", "-o", "labels.mha", cwd=work)
+    expect_success(result)
+    expect(parse_summary(result.stdout.rstrip("\n"))[:2] == ((3, 3, 3), 1),
+           f"unexpected summary {result.stdout!r}")
+
+
+@case
+def multi_component_input_refused(cli, work):
+    write_mha(os.path.join(work, "rgb.mha"), (3, 3, 3), [1] * 81, "MET_UCHAR", channels=3)
+    expect_error(cli.run("label", "rgb.mha", "-o", "labels.mha", cwd=work), 1,
+                 "only volumes of scalar voxels")
+    expect_files(work, ["rgb.mha"])
+
+
+@case
+def unsupported_connectivity(cli, work):
+    for connectivity in ("6", "18"):
+        expect_error(cli.run("label", cli.sample, "--connectivity", connectivity, "-o",
+                             "labels.nii.gz", cwd=work), 2,
+                     f"connectivity {connectivity} is not supported", "26")
+    expect_success(cli.run("label", cli.sample, "--connectivity", "26", "-o", "labels.nii.gz",
+                           cwd=work))
+
+
+@case
+def unknown_algorithm_or_device(cli, work):
+    expect_error(cli.run("label", cli.sample, "--algorithm", "le", "-o", "l.nii", cwd=work), 2,
+                 "--algorithm", "bke")
+    expect_error(cli.run("label", cli.sample, "--device", "gpu", "-o", "l.nii", cwd=work), 2,
+                 "--device", "cuda")
+    expect_files(work, [])
+
+
+@case
+def device_cuda(cli, work):
+    result = cli.run("label", cli.sample, "--otsu", "--device", "cuda", "-o", "labels.nii.gz",
+                     cwd=work)
+    if result.returncode == 0:  # a GPU is there: it must have been used
+        _, count, _, device = parse_summary(result.stdout.rstrip("\n"))
+        expect(count == SAMPLE_OTSU_COMPONENTS and device.startswith("CUDA: "),
+               f"unexpected summary {result.stdout!r}")
+        expect_files(work, ["labels.nii.gz"])
+    else:
+        expect_error(result, 1, "no CUDA device", "--device cpu")
+        expect_files(work, [])
+
+
+@case
+def device_auto_says_which(cli, work):
+    result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", cwd=work)
+    expect_success(result)
+    _, count, _, device = parse_summary(result.stdout.rstrip("\n"))
+    expect(count == SAMPLE_OTSU_COMPONENTS, f"unexpected summary {result.stdout!r}")
+    expect(device.startswith("CPU, ") or device.startswith("CUDA: "), f"device {device!r}")
+
+
+@case
+def timings_json(cli, work):
+    result = cli.run("label", cli.sample, "--otsu", "--timings", "-o", "labels.nii.gz",
+                     cwd=work)
+    expect_success(result)
+    expect(len(result.stdout.splitlines()) == 1, "expected one line on stdout:\n" +
+           describe(result))
+    timings = json.loads(result.stdout)
+    expect(timings["components"] == SAMPLE_OTSU_COMPONENTS, f"components in {timings}")
+    expect(tuple(timings["size"]) == SAMPLE_SIZE, f"size in {timings}")
+    expect(timings["device"] in ("cpu", "cuda"), f"device in {timings}")
+    steps = ("allocation", "upload", "initialization", "merge", "compression", "relabel",
+             "final_labeling", "download", "total")
+    expect(sorted(timings["label_ms"]) == sorted(steps), f"label steps in {timings}")
+    expect(timings["label_ms"]["total"] > 0, f"no labeling time in {timings}")
+    for key in ("read_ms", "binarize_ms", "write_ms"):
+        expect(timings[key] >= 0, f"{key} in {timings}")
+    parse_summary(result.stderr.rstrip("\n"))
+
+    quiet = cli.run("label", cli.sample, "--timings", "--quiet", "-o", "labels.nii.gz",
+                    "--force", cwd=work)
+    expect_success(quiet)
+    expect(quiet.stderr == "" and json.loads(quiet.stdout)["components"] >= 1,
+           "--timings --quiet:\n" + describe(quiet))
+
+
+@case
+def quiet(cli, work):
+    result = cli.run("label", cli.sample, "--quiet", "-o", "labels.nii.gz", cwd=work)
+    expect_success(result)
+    expect(result.stdout == "" and result.stderr == "", "--quiet printed:\n" + describe(result))
+    expect_files(work, ["labels.nii.gz"])
+
+
+@case
+def help_and_version(cli, work):
+    main_help = cli.run("--help")
+    expect_success(main_help)
+    expect("label" in main_help.stdout, "volccl --help does not name label:\n" +
+           describe(main_help))
+    label_help = cli.run("label", "--help")
+    expect_success(label_help)
+    for option in ("INPUT", "--output", "--connectivity", "--algorithm", "--device", "--otsu",
+                   "--threshold", "--force", "--quiet", "--timings"):
+        expect(option in label_help.stdout, f"volccl label --help lacks {option}")
+    version = cli.run("--version")
+    expect_success(version)
+    expect(re.fullmatch(r"volccl \d+\.\d+\.\d+\n", version.stdout), f"version {version.stdout!r}")
+    expect_error(cli.run(), 2, "subcommand")
+    expect_error(cli.run("label", cli.sample, cwd=work), 2, "--output")
+    expect_files(work, [])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--volccl", help="the volccl executable")
+    parser.add_argument("--sample", help="data/samples/brain_t1.nii.gz")
+    parser.add_argument("--list", action="store_true", help="print the case names")
+    parser.add_argument("case", nargs="?", choices=sorted(CASES))
+    arguments = parser.parse_args()
+    if arguments.list:
+        print("\n".join(CASES))
+        return 0
+    if not (arguments.volccl and arguments.sample and arguments.case):
+        parser.error("--volccl, --sample and a case are required")
+    cli = Cli(os.path.abspath(arguments.volccl), os.path.abspath(arguments.sample))
+    with tempfile.TemporaryDirectory(prefix="volccl-cli-") as work:
+        try:
+            CASES[arguments.case](cli, work)
+        except Skip as reason:
+            print(f"skipped: {reason}")
+            return SKIPPED
+        except AssertionError as failure:
+            print(f"FAIL {arguments.case}: {failure}")
+            return 1
+    print(f"ok {arguments.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

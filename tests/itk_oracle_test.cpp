@@ -1,0 +1,220 @@
+// ITK's ConnectedComponentImageFilter (fully connected: 26-connectivity) as a second,
+// independent oracle: volccl, ITK and the reference labeler must agree byte for byte on
+// synthetic volumes and on real brain MRI and EM masks. The only ITK translation unit of the
+// tests, in its own program, so the labeling tests run where ITK is not installed.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <itkConnectedComponentImageFilter.h>
+#include <itkImage.h>
+#include <itkImageFileReader.h>
+#include <itkOtsuThresholdImageFilter.h>
+
+#include "reference_labeler.h"
+#include "test_support.h"
+#include "volccl/data/generators.h"
+#include "volccl/volccl.h"
+
+namespace volccl::test {
+namespace {
+
+using data::Volume;
+using MaskImage = itk::Image<unsigned char, 3>;
+using LabelImage = itk::Image<unsigned int, 3>;
+
+struct OracleLabels {
+  std::vector<std::uint32_t> labels;
+  std::uint32_t component_count = 0;
+};
+
+OracleLabels itk_label(const Volume& volume) {
+  auto image = MaskImage::New();
+  MaskImage::SizeType size;
+  size[0] = volume.extent.x;
+  size[1] = volume.extent.y;
+  size[2] = volume.extent.z;
+  image->SetRegions(size);
+  image->Allocate();
+  std::copy(volume.voxels.begin(), volume.voxels.end(), image->GetBufferPointer());
+
+  auto filter = itk::ConnectedComponentImageFilter<MaskImage, LabelImage>::New();
+  filter->SetInput(image);
+  filter->FullyConnectedOn();
+  filter->Update();
+  const unsigned int* labels = filter->GetOutput()->GetBufferPointer();
+  return {std::vector<std::uint32_t>(labels, labels + volume.extent.voxel_count()),
+          static_cast<std::uint32_t>(filter->GetObjectCount())};
+}
+
+// Every algorithm on the CPU and, when a device is present, on CUDA.
+std::vector<LabelOptions> volccl_configurations() {
+  std::vector<LabelOptions> configurations;
+  for (Backend backend : {Backend::cpu, Backend::cuda}) {
+    if (backend == Backend::cuda && !cuda_available()) continue;
+    for (Algorithm algorithm : all_algorithms()) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.backend = backend;
+      configurations.push_back(options);
+    }
+  }
+  return configurations;
+}
+
+::testing::AssertionResult agree(const char* who, const OracleLabels& actual,
+                                 const OracleLabels& expected, Extent3 extent) {
+  if (actual.component_count != expected.component_count) {
+    return ::testing::AssertionFailure() << who << " finds " << actual.component_count
+                                         << " components, ITK " << expected.component_count;
+  }
+  ::testing::AssertionResult equal = labels_equal(expected.labels, actual.labels, extent);
+  if (!equal) return ::testing::AssertionFailure() << who << ": " << equal.message();
+  return equal;
+}
+
+// The reference labeler, and volccl in every configuration, against ITK's labels of `volume`.
+::testing::AssertionResult all_agree_with(const OracleLabels& itk, const Volume& volume) {
+  ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+  ::testing::AssertionResult result =
+      agree("the reference labeler", {std::move(reference.labels), reference.component_count}, itk,
+            volume.extent);
+  if (!result) return result;
+  for (const LabelOptions& options : volccl_configurations()) {
+    VolcclRun run = run_volccl(volume, options);
+    const std::string who =
+        "volccl " + to_string(options.algorithm) + " on " + to_string(run.result.backend_used);
+    result =
+        agree(who.c_str(), {std::move(run.labels), run.result.component_count}, itk, volume.extent);
+    if (!result) return result;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult all_agree_with_itk(const Volume& volume) {
+  return all_agree_with(itk_label(volume), volume);
+}
+
+TEST(ItkOracle, RandomGranularVolumes) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{33, 17, 9}, {64, 64, 64}, {31, 45, 20}, {100, 3, 7}, {1, 1, 50}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.1, 0.3, 0.5, 0.7, 0.9}) {
+      for (unsigned granularity : {1u, 2u, 4u, 7u}) {
+        const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
+        ASSERT_TRUE(all_agree_with_itk(volume))
+            << extent.to_string() << ", density " << density << ", granularity " << granularity;
+      }
+    }
+  }
+}
+
+TEST(ItkOracle, HilbertCurves) {
+  for (unsigned order = 1; order <= 6; ++order) {
+    ASSERT_TRUE(all_agree_with_itk(data::hilbert(order, 128))) << "order " << order;
+  }
+}
+
+TEST(ItkOracle, CheckerboardsSpiralsAndShells) {
+  ASSERT_TRUE(all_agree_with_itk(data::checkerboard({33, 17, 9})));
+  ASSERT_TRUE(all_agree_with_itk(data::spiral({64, 33, 7})));
+  ASSERT_TRUE(all_agree_with_itk(data::shells({65, 48, 33}, 2)));
+}
+
+std::filesystem::path data_directory() {
+  if (const char* directory = std::getenv("VOLCCL_DATA")) return directory;
+  return VOLCCL_SHARED_DATA;
+}
+
+// A brain MRI binarized as YACCLAB does: voxels brighter than the Otsu threshold are 1. The
+// threshold is the midpoint of the best of 256 histogram bins, as scikit-image's
+// threshold_otsu computes it, which gives the component counts of the data directory's README
+// (ITK's defaults, 128 bins and the bin's upper edge, give 48 instead of 49 for ch2bet).
+Volume read_otsu_binarized(const std::filesystem::path& path) {
+  using IntensityImage = itk::Image<float, 3>;
+  auto reader = itk::ImageFileReader<IntensityImage>::New();
+  reader->SetFileName(path.string());
+  auto otsu = itk::OtsuThresholdImageFilter<IntensityImage, MaskImage>::New();
+  otsu->SetInput(reader->GetOutput());
+  otsu->SetInsideValue(0);
+  otsu->SetOutsideValue(1);
+  otsu->SetNumberOfHistogramBins(256);
+  otsu->SetReturnBinMidpoint(true);
+  otsu->Update();
+  const MaskImage* mask = otsu->GetOutput();
+  const MaskImage::SizeType size = mask->GetLargestPossibleRegion().GetSize();
+  Volume volume{{size[0], size[1], size[2]}, {}};
+  volume.voxels.assign(mask->GetBufferPointer(),
+                       mask->GetBufferPointer() + volume.extent.voxel_count());
+  return volume;
+}
+
+struct BrainVolume {
+  const char* path;  // relative to the data directory
+  // At 26-connectivity: the data directory's README gives them, except KmeansTest's, which
+  // numpy's Otsu and scipy.ndimage.label gave here.
+  std::uint32_t components;
+};
+
+void PrintTo(const BrainVolume& volume, std::ostream* out) { *out << volume.path; }
+
+class RealBrainVolumes : public ::testing::TestWithParam<BrainVolume> {};
+
+TEST_P(RealBrainVolumes, OtsuMaskAgreesWithItk) {
+  const std::filesystem::path path = data_directory() / GetParam().path;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "missing " << path;
+  const Volume volume = read_otsu_binarized(path);
+  const OracleLabels itk = itk_label(volume);
+  ASSERT_TRUE(all_agree_with(itk, volume)) << path;
+  EXPECT_EQ(itk.component_count, GetParam().components) << path;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Brains, RealBrainVolumes,
+    ::testing::Values(BrainVolume{"brain_itk_example/KmeansTest_T1UCharRaw.nii.gz", 17},
+                      BrainVolume{"brain_colin27_mricron/ch2bet.nii.gz", 49},
+                      BrainVolume{"brain_oasis1_neurite/OASIS_OAS1_0455_MR1/aligned_norm.nii.gz",
+                                  107}),
+    [](const ::testing::TestParamInfo<BrainVolume>& info) {
+      return std::filesystem::path(info.param.path).begin()->string();
+    });
+
+// The Lucchi++ mitochondria masks of the EPFL CA1 hippocampus stack: 165 slices of
+// 1024x768, named 0.png .. 164.png.
+TEST(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
+  const std::filesystem::path directory =
+      data_directory() / "em_mitochondria_lucchi_pp" / "Lucchi++" / "Train_Out";
+  if (!std::filesystem::is_directory(directory)) GTEST_SKIP() << "missing " << directory;
+  const Extent3 extent{1024, 768, 165};
+  const std::uint64_t slice_size = extent.x * extent.y;
+  Volume volume{extent, std::vector<std::uint8_t>(extent.voxel_count())};
+  for (std::uint64_t z = 0; z < extent.z; ++z) {
+    const std::filesystem::path path = directory / (std::to_string(z) + ".png");
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "missing " << path;
+    using SliceImage = itk::Image<unsigned char, 2>;
+    auto reader = itk::ImageFileReader<SliceImage>::New();
+    reader->SetFileName(path.string());
+    reader->Update();
+    const SliceImage::SizeType size = reader->GetOutput()->GetLargestPossibleRegion().GetSize();
+    ASSERT_EQ(size[0], extent.x) << path;
+    ASSERT_EQ(size[1], extent.y) << path;
+    const unsigned char* pixels = reader->GetOutput()->GetBufferPointer();
+    for (std::uint64_t i = 0; i < slice_size; ++i) {
+      volume.voxels[z * slice_size + i] = pixels[i] > 0 ? 1 : 0;
+    }
+  }
+  const OracleLabels itk = itk_label(volume);
+  ASSERT_TRUE(all_agree_with(itk, volume));
+  EXPECT_EQ(itk.component_count, 43u) << "the count the data directory's README gives";
+}
+
+}  // namespace
+}  // namespace volccl::test

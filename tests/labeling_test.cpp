@@ -1,0 +1,298 @@
+// Every algorithm on every backend against the reference labeler, on volumes chosen to break
+// block-based labelers: tiny and odd extents, lines, diagonal-only contacts across block
+// boundaries, checkerboards, long snakes and random volumes of every density and granularity.
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+#include "volccl/data/generators.h"
+#include "volccl/volccl.h"
+
+namespace volccl::test {
+namespace {
+
+using data::Volume;
+
+Volume empty_volume(Extent3 extent) {
+  return Volume{extent, std::vector<std::uint8_t>(extent.voxel_count(), 0)};
+}
+
+void set_voxel(Volume& volume, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
+  volume.voxels[(z * volume.extent.y + y) * volume.extent.x + x] = 1;
+}
+
+struct Offset {
+  int x, y, z;
+};
+
+// One of each pair of opposite 26-neighbour offsets.
+std::vector<Offset> half_of_the_26_directions() {
+  std::vector<Offset> directions;
+  for (int dz = -1; dz <= 1; ++dz) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const bool positive = dz > 0 || (dz == 0 && dy > 0) || (dz == 0 && dy == 0 && dx > 0);
+        if (positive) directions.push_back({dx, dy, dz});
+      }
+    }
+  }
+  return directions;
+}
+
+class Labeling : public ::testing::TestWithParam<std::tuple<Algorithm, Backend>> {
+ protected:
+  void SetUp() override {
+    if (backend() == Backend::cuda && !cuda_available()) {
+      GTEST_SKIP() << cuda_device_description();
+    }
+  }
+
+  Backend backend() const { return std::get<1>(GetParam()); }
+
+  LabelOptions options() const {
+    LabelOptions options;
+    options.algorithm = std::get<0>(GetParam());
+    options.backend = backend();
+    return options;
+  }
+
+  ::testing::AssertionResult matches_reference(const Volume& volume) const {
+    return test::matches_reference(volume, options());
+  }
+};
+
+TEST_P(Labeling, EveryExtentUpToSevenAtSeveralDensities) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const std::uint64_t sizes[] = {1, 2, 3, 4, 5, 7};
+  const double densities[] = {0.0, 0.2, 0.4, 0.5, 0.6, 0.8, 1.0};
+  std::uint32_t volume_seed = seed;
+  for (std::uint64_t z : sizes) {
+    for (std::uint64_t y : sizes) {
+      for (std::uint64_t x : sizes) {
+        for (double density : densities) {
+          for (unsigned granularity : {1u, 2u}) {
+            const Volume volume =
+                data::random_granular({x, y, z}, density, granularity, volume_seed++);
+            ASSERT_TRUE(matches_reference(volume))
+                << "density " << density << ", granularity " << granularity;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Labeling, EmptyAndFullVolumes) {
+  const Extent3 extents[] = {{1, 1, 1}, {2, 2, 2}, {33, 17, 9}, {255, 1, 3}, {64, 64, 64}};
+  for (const Extent3& extent : extents) {
+    for (std::uint8_t value : {0, 1}) {
+      const Volume volume{extent, std::vector<std::uint8_t>(extent.voxel_count(), value)};
+      const VolcclRun run = run_volccl(volume, options());
+      EXPECT_EQ(run.result.component_count, value) << extent.to_string();
+      ASSERT_TRUE(labels_equal(std::vector<std::uint32_t>(extent.voxel_count(), value), run.labels,
+                               extent));
+    }
+  }
+}
+
+TEST_P(Labeling, OddSizesAndLines) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{33, 17, 9},  {1, 1, 1},   {1, 1, 1000}, {1000, 1, 1},
+                             {1, 1000, 1}, {1, 33, 17}, {17, 1, 33},  {33, 17, 1},
+                             {2, 2, 999},  {129, 3, 2}, {65, 65, 3},  {3, 2, 129}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.0, 0.3, 0.5, 0.7, 1.0}) {
+      for (unsigned granularity : {1u, 3u}) {
+        const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
+        ASSERT_TRUE(matches_reference(volume))
+            << "density " << density << ", granularity " << granularity;
+      }
+    }
+  }
+}
+
+TEST_P(Labeling, Checkerboards) {
+  const Extent3 extents[] = {{2, 2, 2}, {3, 3, 3}, {4, 4, 4},   {5, 6, 7},   {1, 8, 8},
+                             {8, 8, 1}, {1, 1, 9}, {33, 17, 9}, {64, 64, 64}};
+  for (const Extent3& extent : extents) {
+    Volume volume = data::checkerboard(extent);
+    ASSERT_TRUE(matches_reference(volume)) << "even checkerboard";
+    for (std::uint8_t& voxel : volume.voxels) voxel ^= 1;
+    ASSERT_TRUE(matches_reference(volume)) << "odd checkerboard";
+  }
+}
+
+// Two voxels touching only by a face, an edge or a corner, in each of the 13 directions and at
+// every position in a 5x5x5 volume, so every parity relative to the 2x2x2 blocks and the
+// volume's odd border is met; then the same pairs one voxel apart, which must stay apart.
+TEST_P(Labeling, SingleContactsInAllThirteenDirections) {
+  const Extent3 extent{5, 5, 5};
+  for (const Offset& direction : half_of_the_26_directions()) {
+    for (int gap : {1, 2}) {
+      for (int z = 0; z < 5; ++z) {
+        for (int y = 0; y < 5; ++y) {
+          for (int x = 0; x < 5; ++x) {
+            const int x2 = x + gap * direction.x, y2 = y + gap * direction.y;
+            const int z2 = z + gap * direction.z;
+            if (x2 < 0 || y2 < 0 || z2 < 0 || x2 >= 5 || y2 >= 5 || z2 >= 5) continue;
+            Volume volume = empty_volume(extent);
+            set_voxel(volume, x, y, z);
+            set_voxel(volume, x2, y2, z2);
+            const VolcclRun run = run_volccl(volume, options());
+            ASSERT_EQ(run.result.component_count, static_cast<std::uint32_t>(gap))
+                << "voxels (" << x << "," << y << "," << z << ") and (" << x2 << "," << y2 << ","
+                << z2 << ")";
+            ASSERT_TRUE(matches_reference(volume));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Labeling, EveryPairOfVoxelsInFourCubed) {
+  const Extent3 extent{4, 4, 4};
+  for (std::uint64_t first = 0; first < extent.voxel_count(); ++first) {
+    for (std::uint64_t second = first + 1; second < extent.voxel_count(); ++second) {
+      Volume volume = empty_volume(extent);
+      volume.voxels[first] = volume.voxels[second] = 1;
+      ASSERT_TRUE(matches_reference(volume)) << "voxels " << first << " and " << second;
+    }
+  }
+}
+
+TEST_P(Labeling, HilbertCurvesAreOneComponent) {
+  for (unsigned order = 1; order <= 6; ++order) {
+    const Volume volume = data::hilbert(order, 128);
+    const VolcclRun run = run_volccl(volume, options());
+    EXPECT_EQ(run.result.component_count, 1u) << "order " << order;
+    ASSERT_TRUE(matches_reference(volume)) << "order " << order;
+  }
+}
+
+TEST_P(Labeling, Spirals) {
+  const Extent3 extents[] = {{64, 64, 8}, {33, 17, 9}, {1, 40, 3},    {40, 1, 3},
+                             {7, 7, 7},   {2, 2, 2},   {128, 128, 4}, {255, 3, 1}};
+  for (const Extent3& extent : extents) {
+    const Volume volume = data::spiral(extent);
+    const VolcclRun run = run_volccl(volume, options());
+    EXPECT_EQ(run.result.component_count, 1u) << extent.to_string();
+    ASSERT_TRUE(matches_reference(volume));
+  }
+}
+
+TEST_P(Labeling, Shells) {
+  const std::tuple<Extent3, unsigned> cases[] = {{{64, 64, 64}, 2u}, {{31, 31, 31}, 2u},
+                                                 {{33, 17, 9}, 1u},  {{65, 65, 65}, 4u},
+                                                 {{40, 40, 40}, 0u}, {{96, 80, 64}, 3u}};
+  for (const auto& [extent, gap] : cases) {
+    ASSERT_TRUE(matches_reference(data::shells(extent, gap))) << "gap " << gap;
+  }
+}
+
+// YACCLAB's granularity test (BUF/BKE paper Sec. 6.1.3) at 64^3.
+TEST_P(Labeling, RandomDensityTimesGranularity) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  std::uint32_t volume_seed = seed;
+  for (int tenths = 0; tenths <= 10; ++tenths) {
+    for (unsigned granularity : {1u, 2u, 4u, 8u, 16u}) {
+      const Volume volume =
+          data::random_granular({64, 64, 64}, tenths / 10.0, granularity, volume_seed++);
+      ASSERT_TRUE(matches_reference(volume))
+          << "density " << tenths / 10.0 << ", granularity " << granularity;
+    }
+  }
+}
+
+TEST_P(Labeling, LargeRandomVolume) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  for (double density : {0.3, 0.6}) {
+    const Volume volume = data::random_granular({256, 256, 64}, density, 1, seed);
+    ASSERT_TRUE(matches_reference(volume)) << "density " << density;
+  }
+}
+
+TEST_P(Labeling, StepTimingsAreSane) {
+  const VolcclRun run = run_volccl(data::random_granular({64, 64, 64}, 0.5, 1, 1), options());
+  const StepTimings& timings = run.result.timings;
+  const std::pair<const char*, double> steps[] = {{"allocation", timings.allocation_ms},
+                                                  {"upload", timings.upload_ms},
+                                                  {"initialization", timings.initialization_ms},
+                                                  {"merge", timings.merge_ms},
+                                                  {"compression", timings.compression_ms},
+                                                  {"relabel", timings.relabel_ms},
+                                                  {"final_labeling", timings.final_labeling_ms},
+                                                  {"download", timings.download_ms},
+                                                  {"total", timings.total_ms}};
+  for (const auto& [step, milliseconds] : steps) EXPECT_GE(milliseconds, 0.0) << step;
+  EXPECT_GT(timings.total_ms, 0.0);
+}
+
+// Test names allow letters, digits and underscores only: "buf-ic" becomes "buf_ic".
+std::string identifier(std::string name) {
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+std::string parameter_name(const ::testing::TestParamInfo<Labeling::ParamType>& info) {
+  return identifier(to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Labeling,
+                         ::testing::Combine(::testing::ValuesIn(all_algorithms()),
+                                            ::testing::Values(Backend::cpu, Backend::cuda)),
+                         parameter_name);
+
+// The CPU backend's result may not depend on how many threads share the work.
+class CpuThreads : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(CpuThreads, OneAndThreeThreadsAgree) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Volume volumes[] = {data::random_granular({64, 64, 64}, 0.3, 1, seed),
+                            data::random_granular({97, 33, 45}, 0.5, 2, seed + 1),
+                            data::random_granular({33, 17, 9}, 0.6, 1, seed + 2),
+                            data::hilbert(5, 64), data::spiral({65, 63, 9})};
+  for (const Volume& volume : volumes) {
+    LabelOptions options;
+    options.algorithm = GetParam();
+    options.backend = Backend::cpu;
+    options.cpu_threads = 1;
+    const VolcclRun one_thread = run_volccl(volume, options);
+    options.cpu_threads = 3;
+    const VolcclRun three_threads = run_volccl(volume, options);
+    EXPECT_EQ(one_thread.result.component_count, three_threads.result.component_count);
+    ASSERT_TRUE(labels_equal(one_thread.labels, three_threads.labels, volume.extent));
+    ASSERT_TRUE(test::matches_reference(volume, options));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads, ::testing::ValuesIn(all_algorithms()),
+                         [](const ::testing::TestParamInfo<Algorithm>& info) {
+                           return identifier(to_string(info.param));
+                         });
+
+TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
+  const Volume volume = data::random_granular({33, 17, 9}, 0.5, 1, 7);
+  LabelOptions options;
+  options.backend = Backend::automatic;
+  const VolcclRun run = run_volccl(volume, options);
+  EXPECT_EQ(run.result.backend_used, cuda_available() ? Backend::cuda : Backend::cpu)
+      << cuda_device_description();
+  ASSERT_TRUE(matches_reference(volume, options));
+}
+
+}  // namespace
+}  // namespace volccl::test

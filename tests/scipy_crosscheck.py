@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Cross-checks the volccl command line against scipy.ndimage.label at 26-connectivity.
+
+Writes random and structured binary masks as MetaImage (.mha) files, labels each with
+`volccl label IN.mha -o OUT.mha --device DEVICE --algorithm A` for every algorithm, and
+compares OUT.mha byte for byte with scipy.ndimage.label(mask, structure=np.ones((3, 3, 3))):
+both number the components 1..N in raster order of their first voxel.
+
+Needs only Python 3 with numpy and scipy, so it runs wherever the volccl binary is carried:
+
+    scipy_crosscheck.py --volccl build/apps/volccl --device cuda
+
+Exit status: 0 when everything agrees, 1 on a difference or a failed run, 77 (ctest's
+"skipped") when numpy or scipy cannot be imported.
+"""
+
+import argparse
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import scipy.ndimage
+except ImportError as error:
+    print(f"skipped: {sys.executable} cannot import numpy and scipy ({error})")
+    sys.exit(77)
+
+ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic"]
+
+# MetaImage element types and the numpy types of their voxels (little-endian unless the
+# header says otherwise).
+MET_TYPES = {
+    "MET_CHAR": "i1", "MET_UCHAR": "u1", "MET_SHORT": "i2", "MET_USHORT": "u2",
+    "MET_INT": "i4", "MET_UINT": "u4", "MET_LONG_LONG": "i8", "MET_ULONG_LONG": "u8",
+    "MET_FLOAT": "f4", "MET_DOUBLE": "f8",
+}
+
+
+def write_mha(path, mask):
+    """Writes a uint8 mask, numpy axes (z, y, x), as a MetaImage with the data inline."""
+    depth, height, width = mask.shape
+    header = (
+        "ObjectType = Image\n"
+        "NDims = 3\n"
+        "BinaryData = True\n"
+        "BinaryDataByteOrderMSB = False\n"
+        "CompressedData = False\n"
+        f"DimSize = {width} {height} {depth}\n"
+        "ElementSpacing = 1 1 1\n"
+        "ElementType = MET_UCHAR\n"
+        "ElementDataFile = LOCAL\n"
+    )
+    with open(path, "wb") as out:
+        out.write(header.encode("ascii"))
+        out.write(np.ascontiguousarray(mask, dtype=np.uint8).tobytes())
+
+
+def read_mha(path):
+    """Reads a MetaImage as numpy axes (z, y, x); returns (array, element type name)."""
+    content = pathlib.Path(path).read_bytes()
+    fields, position = {}, 0
+    while "ElementDataFile" not in fields:
+        end = content.index(b"\n", position)
+        key, _, value = content[position:end].decode("ascii").partition("=")
+        fields[key.strip()] = value.strip()
+        position = end + 1
+    element_type = fields["ElementType"]
+    if fields["ElementDataFile"] == "LOCAL":
+        data = content[position:]
+    else:
+        data = (pathlib.Path(path).parent / fields["ElementDataFile"]).read_bytes()
+    if fields.get("CompressedData", "False") == "True":
+        import zlib
+        data = zlib.decompress(data)
+    big_endian = "True" in (fields.get("BinaryDataByteOrderMSB"), fields.get("ElementByteOrderMSB"))
+    dtype = np.dtype(MET_TYPES[element_type]).newbyteorder(">" if big_endian else "<")
+    sizes = [int(size) for size in fields["DimSize"].split()]
+    while len(sizes) < 3:
+        sizes.append(1)
+    width, height, depth = sizes[:3]
+    array = np.frombuffer(data, dtype=dtype, count=width * height * depth)
+    return array.reshape(depth, height, width), element_type
+
+
+def granular(rng, shape, density, granularity):
+    """A random mask whose granularity^3 cells are each foreground with probability density."""
+    cells = [-(-size // granularity) for size in shape]
+    cell_mask = rng.random(cells) < density
+    for axis in range(3):
+        cell_mask = cell_mask.repeat(granularity, axis=axis)
+    return cell_mask[: shape[0], : shape[1], : shape[2]].astype(np.uint8)
+
+
+def masks(seed):
+    """(name, mask) pairs; shapes are numpy's (z, y, x)."""
+    rng = np.random.default_rng(seed)
+    z, y, x = np.indices((17, 18, 19))
+    yield "checkerboard_17x18x19", ((x + y + z) % 2 == 0).astype(np.uint8)
+    yield "empty_7x6x5", np.zeros((5, 6, 7), np.uint8)
+    yield "full_7x6x5", np.ones((5, 6, 7), np.uint8)
+    yield "line_1x1x300", granular(rng, (300, 1, 1), 0.5, 1)
+    yield "image_128x100x1", granular(rng, (1, 100, 128), 0.4, 1)
+    for shape, density, granularity in [
+        ((9, 17, 33), 0.3, 1),
+        ((9, 17, 33), 0.7, 1),
+        ((20, 45, 31), 0.6, 2),
+        ((64, 64, 64), 0.3, 1),
+        ((64, 64, 64), 0.5, 4),
+        ((48, 96, 128), 0.3, 1),
+    ]:
+        name = "random_{}x{}x{}_d{}_g{}".format(*reversed(shape), density, granularity)
+        yield name, granular(rng, shape, density, granularity)
+
+
+def first_difference(expected, actual):
+    index = int(np.flatnonzero(expected.ravel() != actual.ravel())[0])
+    z, y, x = np.unravel_index(index, expected.shape)
+    return (f"first at index {index} (x {x}, y {y}, z {z}): expected "
+            f"{expected.ravel()[index]}, actual {actual.ravel()[index]}")
+
+
+def check(volccl, device, algorithm, name, mask, workdir):
+    """Returns None when volccl agrees with scipy, else what went wrong."""
+    input_path = workdir / f"{name}.mha"
+    output_path = workdir / f"{name}_{algorithm}_labels.mha"
+    if not input_path.exists():
+        write_mha(input_path, mask)
+    output_path.unlink(missing_ok=True)
+    command = [volccl, "label", str(input_path), "-o", str(output_path),
+               "--device", device, "--algorithm", algorithm, "--quiet"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        return f"`{' '.join(command)}` failed with status {run.returncode}: {run.stderr.strip()}"
+    labels, element_type = read_mha(output_path)
+    if element_type != "MET_UINT":
+        return f"labels are {element_type}, expected MET_UINT (uint32)"
+    expected, count = scipy.ndimage.label(mask, structure=np.ones((3, 3, 3)))
+    expected = expected.astype("<u4")
+    if labels.shape != expected.shape:
+        return f"labels have shape {labels.shape}, the mask {expected.shape}"
+    if labels.astype("<u4").tobytes() != expected.tobytes():
+        differing = int(np.count_nonzero(labels != expected))
+        return (f"{differing} of {expected.size} voxels differ from scipy "
+                f"({count} components); {first_difference(expected, labels)}")
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--volccl", default=os.environ.get("VOLCCL_BIN", "volccl"),
+                        help="the volccl binary (default: $VOLCCL_BIN, else volccl on PATH)")
+    parser.add_argument("--device", default="cpu", choices=["auto", "cuda", "cpu"])
+    parser.add_argument("--algorithms", nargs="+", default=ALGORITHMS, choices=ALGORITHMS)
+    parser.add_argument("--seed", type=int,
+                        default=int(os.environ.get("VOLCCL_TEST_SEED", random.randrange(2**32))),
+                        help="seed of the random masks (default: $VOLCCL_TEST_SEED, else fresh)")
+    parser.add_argument("--workdir", type=pathlib.Path,
+                        help="where the .mha files go (default: a temporary folder, removed after)")
+    args = parser.parse_args()
+
+    volccl = shutil.which(args.volccl)
+    if volccl is None:
+        print(f"error: no volccl binary at {args.volccl!r}; pass --volccl or set VOLCCL_BIN")
+        return 1
+    print(f"volccl {volccl}, device {args.device}, seed {args.seed} "
+          f"(--seed {args.seed} repeats this run), numpy {np.__version__}, "
+          f"scipy {scipy.__version__}")
+
+    workdir = args.workdir or pathlib.Path(tempfile.mkdtemp(prefix="volccl_scipy_"))
+    if args.workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    try:
+        for name, mask in masks(args.seed):
+            for algorithm in args.algorithms:
+                problem = check(volccl, args.device, algorithm, name, mask, workdir)
+                print(f"{'FAIL' if problem else 'ok  '} {name} {algorithm}"
+                      + (f": {problem}" if problem else ""))
+                failures += problem is not None
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"{failures} failure(s)" if failures else "volccl agrees with scipy.ndimage.label")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

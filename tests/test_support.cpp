@@ -1,0 +1,76 @@
+#include "test_support.h"
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "reference_labeler.h"
+
+namespace volccl::test {
+
+VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options) {
+  VolcclRun run;
+  run.labels.assign(volume.extent.voxel_count(), kPoison);
+  run.result = label(volume.voxels.data(), volume.extent, run.labels.data(), options);
+  return run;
+}
+
+::testing::AssertionResult labels_equal(const std::vector<std::uint32_t>& expected,
+                                        const std::vector<std::uint32_t>& actual, Extent3 extent) {
+  if (expected.size() != actual.size()) {
+    return ::testing::AssertionFailure()
+           << "label volumes have " << expected.size() << " and " << actual.size() << " voxels";
+  }
+  std::uint64_t first = 0, differing = 0;
+  for (std::uint64_t index = 0; index < expected.size(); ++index) {
+    if (expected[index] == actual[index]) continue;
+    if (differing++ == 0) first = index;
+  }
+  if (differing == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << differing << " of " << expected.size() << " voxels differ in " << extent.to_string()
+         << "; first at index " << first << " (x " << first % extent.x << ", y "
+         << first / extent.x % extent.y << ", z " << first / extent.x / extent.y << "): expected "
+         << expected[first] << ", actual " << actual[first]
+         << (actual[first] == kPoison ? " (never written)" : "");
+}
+
+Backend expected_backend(Backend requested) {
+  if (requested != Backend::automatic) return requested;
+  return cuda_available() ? Backend::cuda : Backend::cpu;
+}
+
+::testing::AssertionResult matches_reference(const data::Volume& volume,
+                                             const LabelOptions& options) {
+  const VolcclRun run = run_volccl(volume, options);
+  const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+  const std::string where = volume.extent.to_string() + ", " + to_string(options.algorithm) +
+                            " on " + to_string(options.backend);
+  if (run.result.backend_used != expected_backend(options.backend)) {
+    return ::testing::AssertionFailure()
+           << where << ": ran on " << to_string(run.result.backend_used);
+  }
+  if (run.result.component_count != reference.component_count) {
+    return ::testing::AssertionFailure()
+           << where << ": " << run.result.component_count << " components, the reference finds "
+           << reference.component_count;
+  }
+  ::testing::AssertionResult equal = labels_equal(reference.labels, run.labels, volume.extent);
+  if (!equal) return ::testing::AssertionFailure() << where << ": " << equal.message();
+  return equal;
+}
+
+std::uint32_t test_seed() {
+  if (const char* fixed = std::getenv("VOLCCL_TEST_SEED")) {
+    return static_cast<std::uint32_t>(std::strtoul(fixed, nullptr, 0));
+  }
+  return std::random_device{}();
+}
+
+std::string describe_seed(std::uint32_t seed) {
+  std::ostringstream text;
+  text << "seed " << seed << " (VOLCCL_TEST_SEED=" << seed << " repeats this run)";
+  return text.str();
+}
+
+}  // namespace volccl::test

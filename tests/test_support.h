@@ -1,0 +1,55 @@
+// Helpers shared by the test programs: running volccl on a poisoned buffer, comparing label
+// volumes voxel for voxel, and the seed of the random volumes.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "volccl/data/generators.h"
+#include "volccl/volccl.h"
+
+namespace volccl {
+
+// gtest prints test parameters with these instead of their bytes.
+inline void PrintTo(Algorithm algorithm, std::ostream* out) { *out << to_string(algorithm); }
+inline void PrintTo(Backend backend, std::ostream* out) { *out << to_string(backend); }
+
+}  // namespace volccl
+
+namespace volccl::test {
+
+// Written into every label buffer before a run, so voxels a labeler never writes show up.
+constexpr std::uint32_t kPoison = 0xDEADBEEF;
+
+struct VolcclRun {
+  std::vector<std::uint32_t> labels;
+  LabelResult result;
+};
+
+// volccl::label on `volume` into a buffer filled with kPoison beforehand.
+VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options);
+
+// Success when `actual` equals `expected` voxel for voxel; otherwise says how many voxels
+// differ and where the first one is (index, x, y, z, expected, actual).
+::testing::AssertionResult labels_equal(const std::vector<std::uint32_t>& expected,
+                                        const std::vector<std::uint32_t>& actual, Extent3 extent);
+
+// Runs volccl with `options` and checks labels, component count and backend_used against the
+// reference labeler at 26-connectivity.
+::testing::AssertionResult matches_reference(const data::Volume& volume,
+                                             const LabelOptions& options);
+
+// The backend a run with `requested` must report.
+Backend expected_backend(Backend requested);
+
+// The seed of this test's random volumes: VOLCCL_TEST_SEED when set, else a fresh one from
+// std::random_device, so every run explores new volumes.
+std::uint32_t test_seed();
+// For SCOPED_TRACE: the seed and how to run the test with it again.
+std::string describe_seed(std::uint32_t seed);
+
+}  // namespace volccl::test
