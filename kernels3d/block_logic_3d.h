@@ -183,7 +183,10 @@ VOLCCL_HD std::uint64_t touching_lower_foreground(const std::uint8_t* mask, cons
       candidates |= kVoxelNeighbourhood << ((l & 1) + 4 * ((l >> 1) & 1) + 16 * (l >> 2));
     }
   }
-  candidates &= kLowerNeighbourBlocks & cube_inside_volume(grid, block);
+  const bool interior = block.i > 0 && block.j > 0 && block.k > 0 && 2 * block.i + 2 < grid.nx &&
+                        2 * block.j + 2 < grid.ny && 2 * block.k + 2 < grid.nz;
+  candidates &= kLowerNeighbourBlocks;
+  if (!interior) candidates &= cube_inside_volume(grid, block);
   std::uint64_t touching = 0;
   VOLCCL_UNROLL
   for (int p = 0; p < 48; ++p) {
