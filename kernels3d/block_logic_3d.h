@@ -51,8 +51,8 @@ inline BlockGrid make_block_grid(Extent3 extent) {
   grid.blocks_z = (grid.nz + 1) / 2;
   grid.row = grid.nx;
   grid.slice = grid.nx * grid.ny;
-  grid.by_nx = detail::Divisor(grid.nx);
-  grid.by_ny = detail::Divisor(grid.ny);
+  grid.by_nx = detail::Divisor(grid.nx, extent.voxel_count());
+  grid.by_ny = detail::Divisor(grid.ny, extent.voxel_count() / grid.nx);
   return grid;
 }
 

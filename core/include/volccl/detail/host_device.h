@@ -89,31 +89,56 @@ VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #endif
 }
 
-// Divides 32-bit numerators by a divisor fixed at run time with one 64-bit high multiply:
-// with m = floor((2^64 - 1) / d) + 1, floor(n * m / 2^64) == floor(n / d) for all n, d < 2^32
-// (the error n * (m - 2^64 / d) / 2^64 stays below 2^-32 < 1/d). d == 1 keeps m == 0 and is
-// handled apart.
+// Divides 32-bit numerators by a divisor fixed at run time without a division instruction.
+// Numerators below 2^31 (every voxel index of a volume under 2^31 voxels) take one 32-bit high
+// multiply and a shift: with l = ceil(log2 d) and m = ceil(2^(31+l) / d), which fits in 32
+// bits, floor(n / d) == floor(n * m / 2^(31+l)) (Granlund and Montgomery, PLDI 1994, Thm. 4.2).
+// Larger numerators take a 64-bit high multiply: with M = floor((2^64 - 1) / d) + 1,
+// floor(n * M / 2^64) == floor(n / d), as the error n * (M - 2^64 / d) / 2^64 stays below
+// 2^-32 < 1 / d. d == 1 is handled apart.
 class Divisor {
  public:
   Divisor() = default;
-  explicit Divisor(std::uint32_t divisor)
-      : divisor_(divisor), multiplier_(divisor > 1 ? ~0ull / divisor + 1 : 0) {}
+  Divisor(std::uint32_t divisor, std::uint64_t numerator_limit) : divisor_(divisor) {
+    if (divisor <= 1) return;
+    int l = 0;
+    while ((std::uint64_t{1} << l) < divisor) ++l;
+    if (numerator_limit <= (std::uint64_t{1} << 31)) {
+      multiplier31_ =
+          static_cast<std::uint32_t>(((std::uint64_t{1} << (31 + l)) + divisor - 1) / divisor);
+      shift31_ = l - 1;
+    } else {
+      multiplier64_ = ~0ull / divisor + 1;
+    }
+  }
 
   VOLCCL_HD std::uint32_t divisor() const { return divisor_; }
 
   VOLCCL_HD std::uint32_t quotient(std::uint32_t numerator) const {
-    if (multiplier_ == 0) return numerator;
+    if (multiplier31_ != 0) {
 #if defined(__CUDA_ARCH__)
-    return static_cast<std::uint32_t>(__umul64hi(numerator, multiplier_));
+      return __umulhi(numerator, multiplier31_) >> shift31_;
 #else
-    __extension__ using Wide = unsigned __int128;
-    return static_cast<std::uint32_t>((static_cast<Wide>(numerator) * multiplier_) >> 64);
+      return static_cast<std::uint32_t>((std::uint64_t{numerator} * multiplier31_) >>
+                                        (32 + shift31_));
 #endif
+    }
+    if (multiplier64_ != 0) {
+#if defined(__CUDA_ARCH__)
+      return static_cast<std::uint32_t>(__umul64hi(numerator, multiplier64_));
+#else
+      __extension__ using Wide = unsigned __int128;
+      return static_cast<std::uint32_t>((static_cast<Wide>(numerator) * multiplier64_) >> 64);
+#endif
+    }
+    return numerator;
   }
 
  private:
   std::uint32_t divisor_ = 1;
-  std::uint64_t multiplier_ = 0;
+  std::uint32_t multiplier31_ = 0;
+  int shift31_ = 0;
+  std::uint64_t multiplier64_ = 0;
 };
 
 }  // namespace volccl::detail
