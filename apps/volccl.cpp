@@ -56,7 +56,7 @@ struct LabelCommand {
   std::string input;
   std::string output;
   int connectivity = 26;
-  std::string algorithm = "bke";
+  std::string algorithm = volccl::to_string(volccl::LabelOptions{}.algorithm);
   std::string device = "auto";
   Foreground foreground;
   bool force = false;
@@ -439,7 +439,7 @@ volccl::Extent3 ExtentOf(const volccl::LabelImageType* labels) {
   return {size[0], size[1], size[2]};
 }
 
-// "labeled 128x128x62 voxels: 17 components (bke on CPU, 2 threads, 12.3 ms)"
+// "labeled 128x128x62 voxels: 17 components (buf on CPU, 2 threads, 12.3 ms)"
 std::string Summary(const LabelCommand& command, const volccl::LabeledImage& labeled) {
   const std::uint32_t count = labeled.Result.component_count;
   return "labeled " + ExtentOf(labeled.Labels).to_string() + " voxels: " + std::to_string(count) +

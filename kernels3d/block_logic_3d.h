@@ -175,8 +175,13 @@ VOLCCL_HD std::uint32_t cube_voxel(const BlockGrid& grid, const Block& block, in
 // voxels, as cube positions. Each voxel is read once whatever the number of block voxels it
 // touches (Sec. 5.1, after Zavalishin et al.). The loop over the cube is unrolled and its reads
 // predicated, so they are independent and in flight together instead of one after another.
-VOLCCL_HD std::uint64_t touching_lower_foreground(const std::uint8_t* mask, const BlockGrid& grid,
-                                                  const Block& block, std::uint32_t foreground) {
+struct NeighbourVoxels {
+  std::uint64_t candidates;
+  std::uint64_t touching;
+};
+
+VOLCCL_HD NeighbourVoxels lower_neighbour_voxels(const std::uint8_t* mask, const BlockGrid& grid,
+                                                 const Block& block, std::uint32_t foreground) {
   std::uint64_t candidates = 0;
   for (int l = 0; l < 8; ++l) {
     if ((foreground >> l) & 1) {
@@ -195,7 +200,7 @@ VOLCCL_HD std::uint64_t touching_lower_foreground(const std::uint8_t* mask, cons
       touching |= 1ull << p;
     }
   }
-  return touching;
+  return {candidates, touching};
 }
 
 // Lower neighbour n = 0..12 in raster order of blocks: n < 9 the layer below (dz = -1), 9..11
@@ -231,7 +236,13 @@ VOLCCL_HD std::uint64_t dilate_in_cube(std::uint64_t positions) {
 // neighbours of each other, and the thread of the later of the two unites them (by induction
 // over the blocks in raster order, with the same rule). On random volumes this removes most of
 // Merge's unions, whose Find walks dominate its time.
-VOLCCL_HD std::uint32_t neighbours_to_unite(std::uint64_t touching) {
+VOLCCL_HD std::uint32_t neighbours_to_unite(const NeighbourVoxels& voxels) {
+  const std::uint64_t touching = voxels.touching;
+  if (touching == 0) return 0;
+  // The candidates of every foreground pattern, in every cut of the cube at the volume's faces,
+  // form one 26-connected set (tests/block_logic_3d_test.cpp checks all of them), so when all of
+  // them are foreground, as inside any blob, they are one cluster.
+  if (touching == voxels.candidates) return 1u << neighbour_at(lowest_bit(touching));
   std::uint32_t neighbours = 0;
   std::uint64_t remaining = touching;
   while (remaining != 0) {
@@ -267,8 +278,9 @@ VOLCCL_HD BkeStart bke_start(const std::uint8_t* mask, const BlockGrid& grid, co
   const std::uint32_t foreground = foreground_voxels(mask, grid, block);
   if (foreground == 0) return {kNoKey, 0};
   const std::uint32_t key = first_voxel(grid, block, foreground);
-  const std::uint64_t touching = touching_lower_foreground(mask, grid, block, foreground);
-  std::uint32_t to_unite = neighbours_to_unite(touching);
+  const NeighbourVoxels neighbour_voxels = lower_neighbour_voxels(mask, grid, block, foreground);
+  const std::uint64_t touching = neighbour_voxels.touching;
+  std::uint32_t to_unite = neighbours_to_unite(neighbour_voxels);
   std::uint32_t parent = key;
   if (touching != 0) {
     // The raster-first touching voxel starts the first cluster: linking to it replaces that
@@ -302,7 +314,8 @@ struct BufInitialize {
   }
 };
 
-// Unites a block with its lower neighbours selected in `neighbours`.
+// Unites a block with its lower neighbours selected in `neighbours`, each Union starting from
+// the root the previous one left.
 VOLCCL_HD void unite_with_neighbours(std::uint32_t* labels, const BlockGrid& grid,
                                      const Block& block, std::uint32_t key,
                                      std::uint32_t neighbours) {
@@ -310,7 +323,7 @@ VOLCCL_HD void unite_with_neighbours(std::uint32_t* labels, const BlockGrid& gri
   while (neighbours != 0) {
     const int n = lowest_bit(neighbours);
     neighbours &= neighbours - 1;
-    detail::unite(forest, key, neighbour_anchor(grid, block, n));
+    key = detail::unite(forest, key, neighbour_anchor(grid, block, n));
   }
 }
 
@@ -321,10 +334,10 @@ struct BufMerge {
   VOLCCL_HD void operator()(const BlockGrid& grid, const Block& block) const {
     const std::uint32_t foreground = load_info(mask, labels, grid, block, false);
     if (foreground == 0) return;
-    const std::uint64_t touching = touching_lower_foreground(mask, grid, block, foreground);
-    if (touching == 0) return;
-    unite_with_neighbours(labels, grid, block, first_voxel(grid, block, foreground),
-                          neighbours_to_unite(touching));
+    const std::uint32_t neighbours =
+        neighbours_to_unite(lower_neighbour_voxels(mask, grid, block, foreground));
+    if (neighbours == 0) return;
+    unite_with_neighbours(labels, grid, block, first_voxel(grid, block, foreground), neighbours);
   }
 };
 

@@ -230,7 +230,7 @@ def label_sample(cli, work):
     expect_success(result)
     expect(result.stderr == "", "unexpected stderr:\n" + describe(result))
     size, count, algorithm, _ = parse_summary(result.stdout.rstrip("\n"))
-    expect((size, count, algorithm) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS, "bke"),
+    expect((size, count, algorithm) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS, "buf"),
            f"unexpected summary {result.stdout!r}")
     expect_files(work, ["labels.nii.gz"])
 

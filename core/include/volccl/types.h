@@ -36,7 +36,8 @@ Backend parse_backend(const std::string& name);      // throws volccl::InvalidAr
 const std::vector<Algorithm>& all_algorithms();
 
 struct LabelOptions {
-  Algorithm algorithm = Algorithm::bke;
+  // BUF: the fastest in 3D on an H100 on four of the five benchmark volumes (bench/RESULTS.md).
+  Algorithm algorithm = Algorithm::buf;
   Backend backend = Backend::automatic;
   // 26 (3D) is the only connectivity the block-based labelers support: a 2x2x2 block is one
   // piece only under 26-connectivity (DESIGN.md, Contracts).

@@ -42,24 +42,26 @@ VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32
 }
 
 // Union (Alg. 1): atomicMin on the larger root; when another thread changed that root first,
-// retry from what it wrote. Both starting nodes are shortcut to their roots on the way.
+// retry from what it wrote. Both starting nodes are shortcut to their roots on the way. Returns
+// the root of the joined tree, a short start for the caller's next Union from the same node.
 template <class Forest>
-VOLCCL_HD void unite(const Forest& forest, std::uint32_t a, std::uint32_t b) {
+VOLCCL_HD std::uint32_t unite(const Forest& forest, std::uint32_t a, std::uint32_t b) {
   a = find_root_and_shortcut(forest, a);
   b = find_root_and_shortcut(forest, b);
   while (a != b) {
     if (a < b) {
       const std::uint32_t old = atomic_min(forest.slot(b), a);
-      if (old == b) return;
+      if (old == b) return a;
       b = old;
     } else {
       const std::uint32_t old = atomic_min(forest.slot(a), b);
-      if (old == a) return;
+      if (old == a) return b;
       a = old;
     }
     a = find_root(forest, a);
     b = find_root(forest, b);
   }
+  return a;
 }
 
 // Compress (Alg. 1): points the node stored at `slot` straight at its root; returns the root.

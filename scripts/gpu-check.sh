@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run on the GPU machine from the repository root, after scripts/gpu-bundle.sh here: the GPU
+# tests, the command line against scipy, compute-sanitizer on a random 64^3 volume, and the
+# benchmark beside CuPy. Results go to $OUT (default: gpu-results/). Exits non-zero on a failure.
+#
+# Usage: OUT=DIR scripts/gpu-check.sh [--no-bench]
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+bin=$PWD/.device/bin
+out=${OUT:-gpu-results}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+failures=0
+step() {
+  echo "== $1"
+  shift
+  "$@" || { echo "FAILED: $*"; failures=$((failures + 1)); }
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+step "GoogleTest, CUDA cases included" "$bin/volccl_tests" --gtest_brief=1
+step "ITK oracle and real volumes" env VOLCCL_DATA="$PWD/.device/data" \
+  "$bin/volccl_itk_tests" --gtest_brief=1
+step "command line against scipy.ndimage.label" \
+  python3 tests/scipy_crosscheck.py --volccl "$bin/volccl" --device cuda
+step "bundled sample on the GPU" "$bin/volccl" label data/samples/brain_t1.nii.gz --otsu \
+  -o "$out/brain_labels.nii.gz" --force --device cuda
+
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck initcheck synccheck; do
+  echo "== compute-sanitizer $tool, random 64^3, every algorithm"
+  "$sanitizer" --tool "$tool" --error-exitcode 3 "$bin/volccl-bench" --device cuda \
+    --volumes random-64-d30-g1 --runs 2 --warmup 0 > "$out/sanitizer-$tool.log" 2>&1
+  status=$?
+  grep -E "SUMMARY|labels OK" "$out/sanitizer-$tool.log"
+  [ "$status" -eq 0 ] || { echo "FAILED: compute-sanitizer $tool"; failures=$((failures + 1)); }
+done
+
+if [ "${1:-}" != "--no-bench" ]; then
+  step "benchmark beside CuPy" env OUT="$out" bash bench/run_gpu.sh "$bin"
+fi
+echo "gpu-check: $failures failure(s)"
+[ "$failures" -eq 0 ]
