@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root, after scripts/gpu-bundle.sh here: the GPU
 # tests, the command line against scipy, compute-sanitizer on a random 64^3 volume, and the
-# benchmark beside CuPy. Results go to $OUT (default: gpu-results/). Exits non-zero on a failure.
+# benchmark beside CuPy. Results go to $OUT (default: gpu-results/): gpu-check.log (all of the
+# output), sanitizer.log and the benchmark's files. Exits non-zero on a failure.
 #
 # Usage: OUT=DIR scripts/gpu-check.sh [--no-bench]
 set -uo pipefail
@@ -10,6 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 bin=$PWD/.device/bin
 out=${OUT:-gpu-results}
 mkdir -p "$out"
+exec > >(tee "$out/gpu-check.log") 2>&1
 export LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 failures=0
 step() {
@@ -31,9 +33,10 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 for tool in memcheck racecheck initcheck synccheck; do
   echo "== compute-sanitizer $tool, random 64^3, every algorithm"
   "$sanitizer" --tool "$tool" --error-exitcode 3 "$bin/volccl-bench" --device cuda \
-    --volumes random-64-d30-g1 --runs 2 --warmup 0 > "$out/sanitizer-$tool.log" 2>&1
+    --volumes random-64-d30-g1 --runs 2 --warmup 0 > "$out/sanitizer-$tool.txt" 2>&1
   status=$?
-  grep -E "SUMMARY|labels OK" "$out/sanitizer-$tool.log"
+  grep -E "SUMMARY|labels OK" "$out/sanitizer-$tool.txt"
+  cat "$out/sanitizer-$tool.txt" >> "$out/sanitizer.log" && rm "$out/sanitizer-$tool.txt"
   [ "$status" -eq 0 ] || { echo "FAILED: compute-sanitizer $tool"; failures=$((failures + 1)); }
 done
 
