@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "volccl/detail/host_device.h"
 #include "volccl/detail/raster_rank.h"
@@ -175,6 +176,42 @@ VOLCCL_HD std::uint32_t cube_voxel(const BlockGrid& grid, const Block& block, in
 // voxels, as cube positions. Each voxel is read once whatever the number of block voxels it
 // touches (Sec. 5.1, after Zavalishin et al.). The loop over the cube is unrolled and its reads
 // predicated, so they are independent and in flight together instead of one after another.
+// Bit i set when byte i of the four at `bytes` is non-zero. On the GPU from the two aligned
+// words that hold them; a caller must allow reads of up to 3 bytes before and 4 after.
+VOLCCL_HD std::uint32_t nonzero_bytes4(const std::uint8_t* bytes) {
+  std::uint32_t word;
+#if defined(__CUDA_ARCH__)
+  const auto address = reinterpret_cast<std::uintptr_t>(bytes);
+  const auto* aligned = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t{3});
+  word = __funnelshift_r(aligned[0], aligned[1], 8 * static_cast<std::uint32_t>(address & 3));
+#else
+  std::memcpy(&word, bytes, sizeof word);
+#endif
+  // The high bit of each byte: set when the byte is non-zero.
+  const std::uint32_t high = (((word & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | word) & 0x80808080u;
+  // Gather bits 7, 15, 23 and 31 into bits 28..31 (no carries: the partial products never meet).
+  return ((high >> 7) * 0x10204080u) >> 28;
+}
+
+// Foreground of all 28 positions of the lower neighbour blocks, for a block whose cube lies
+// inside the volume away from its last slice: six rows of four voxels read as words, and four
+// single voxels. Far cheaper in instructions than 28 byte reads.
+VOLCCL_HD std::uint64_t lower_cube_foreground(const std::uint8_t* mask, const BlockGrid& grid,
+                                              const Block& block) {
+  const std::uint8_t* corner = mask + cube_voxel(grid, block, 0);
+  std::uint64_t foreground = 0;
+  for (int cy = 0; cy < 4; ++cy) {  // layer 0: the nine blocks below
+    foreground |= std::uint64_t{nonzero_bytes4(corner + cy * grid.row)} << (4 * cy);
+  }
+  for (int cz = 1; cz < 3; ++cz) {  // layers 1-2: the row above, and the column on the left
+    const std::uint8_t* layer = corner + cz * grid.slice;
+    foreground |= std::uint64_t{nonzero_bytes4(layer)} << (16 * cz);
+    foreground |= std::uint64_t{layer[grid.row] != 0} << (16 * cz + 4);
+    foreground |= std::uint64_t{layer[2 * grid.row] != 0} << (16 * cz + 8);
+  }
+  return foreground;
+}
+
 struct NeighbourVoxels {
   std::uint64_t candidates;
   std::uint64_t touching;
@@ -188,10 +225,13 @@ VOLCCL_HD NeighbourVoxels lower_neighbour_voxels(const std::uint8_t* mask, const
       candidates |= kVoxelNeighbourhood << ((l & 1) + 4 * ((l >> 1) & 1) + 16 * (l >> 2));
     }
   }
+  candidates &= kLowerNeighbourBlocks;
   const bool interior = block.i > 0 && block.j > 0 && block.k > 0 && 2 * block.i + 2 < grid.nx &&
                         2 * block.j + 2 < grid.ny && 2 * block.k + 2 < grid.nz;
-  candidates &= kLowerNeighbourBlocks;
-  if (!interior) candidates &= cube_inside_volume(grid, block);
+  if (interior) {
+    return {candidates, candidates & lower_cube_foreground(mask, grid, block)};
+  }
+  candidates &= cube_inside_volume(grid, block);
   std::uint64_t touching = 0;
   VOLCCL_UNROLL
   for (int p = 0; p < 48; ++p) {
