@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +29,7 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkOtsuThresholdImageFilter.h"
+#include "volccl/detail/step_clock.h"
 #include "volcclLabelImage.h"
 
 namespace fs = std::filesystem;
@@ -69,20 +69,6 @@ struct CommandTimings {
   double read_ms = 0;
   double binarize_ms = 0;
   double write_ms = 0;
-};
-
-class Stopwatch {
- public:
-  // Milliseconds since the previous lap (or construction).
-  double Lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
-    last_ = now;
-    return ms;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 std::string Quoted(const fs::path& path) { return "'" + path.string() + "'"; }
@@ -295,21 +281,21 @@ MaskImage::Pointer Binarize(const itk::Image<TPixel, 3>* image, const Foreground
 template <typename TPixel>
 volccl::LabeledImage ReadAndLabel(const fs::path& input, const LabelCommand& command,
                                   CommandTimings& timings) {
-  Stopwatch stopwatch;
+  volccl::detail::StepClock stopwatch;
   typename itk::Image<TPixel, 3>::Pointer image;
   try {
     image = itk::ReadImage<itk::Image<TPixel, 3>>(input.string());
   } catch (const itk::ExceptionObject& error) {
     throw CommandError("cannot read INPUT " + Quoted(input) + ": " + error.GetDescription());
   }
-  timings.read_ms = stopwatch.Lap();
+  timings.read_ms = stopwatch.lap();
   const volccl::LabelOptions options = MakeLabelOptions(command);
   if (command.foreground.rule == Foreground::Rule::nonzero) {
     return volccl::LabelImage(image.GetPointer(), options);
   }
   MaskImage::Pointer mask = Binarize(image.GetPointer(), command.foreground);
   image = nullptr;  // frees the input before the labels are allocated
-  timings.binarize_ms = stopwatch.Lap();
+  timings.binarize_ms = stopwatch.lap();
   return volccl::LabelImage(mask.GetPointer(), options);
 }
 
@@ -483,10 +469,10 @@ int RunLabel(const LabelCommand& command) {
 
   CommandTimings timings;
   volccl::LabeledImage labeled = ReadAndLabel(*io, input, command, timings);
-  Stopwatch stopwatch;
+  volccl::detail::StepClock stopwatch;
   WriteLabels(labeled.Labels, output, staging);
   staging.Commit(input, command.force);
-  timings.write_ms = stopwatch.Lap();
+  timings.write_ms = stopwatch.lap();
 
   if (command.timings) {
     if (!command.quiet) std::cerr << Summary(command, labeled) << '\n';

@@ -7,7 +7,7 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels3d/block_logic_3d.h"
-#include "step_clock.h"
+#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {

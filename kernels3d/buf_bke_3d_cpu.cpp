@@ -7,7 +7,7 @@
 #include "backends.h"
 #include "cpu_parallel.h"
 #include "kernels3d/block_logic_3d.h"
-#include "step_clock.h"
+#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {

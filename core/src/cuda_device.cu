@@ -12,7 +12,7 @@
 #include "backends.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
-#include "step_clock.h"
+#include "volccl/detail/step_clock.h"
 #include "volccl/cuda.h"
 #include "volccl/volccl.h"
 

@@ -1,4 +1,5 @@
-// Milliseconds between successive calls, for the CPU backend's step timings.
+// Milliseconds between successive calls: the step timings of the CPU backend and host-side
+// times elsewhere (allocation, the command line's reading and writing).
 #pragma once
 
 #include <chrono>
