@@ -47,23 +47,20 @@ LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std:
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   LabelResult result;
   result.backend_used = Backend::cuda;
+  result.algorithm_used = options.algorithm;
   StepTimings& timings = result.timings;
 
   const BlockGrid grid = kernels3d::make_block_grid(extent);
   const bool bke = options.algorithm == Algorithm::bke || options.algorithm == Algorithm::bke_ic;
   const bool inline_compression =
       options.algorithm == Algorithm::buf_ic || options.algorithm == Algorithm::bke_ic;
-  const std::uint64_t words = rank_words(extent.voxel_count());
 
   StepClock allocation_clock;
-  DeviceBuffer<std::uint32_t> root_bitmap(words, stream, "the root bitmap");
-  DeviceBuffer<std::uint32_t> words_before(words + 1, stream, "the root ranks");
-  DeviceBuffer<std::uint8_t> scan_temp(rank_scan_temp_bytes(words), stream,
-                                       "the scan's temporary storage");
+  RootRanking ranking(extent.voxel_count(), stream);
   timings.allocation_ms = allocation_clock.lap();
 
   StepEvents steps(stream);
-  VOLCCL_CUDA_CHECK(cudaMemsetAsync(root_bitmap.data(), 0, root_bitmap.bytes(), stream));
+  ranking.clear();
   steps.end_step(&timings.relabel_ms);
   if (bke) {
     launch(grid, stream, kernels3d::BkeInitialize{mask, labels});
@@ -78,17 +75,15 @@ LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std:
     launch(grid, stream, kernels3d::BufMerge{mask, labels});
     steps.end_step(&timings.merge_ms);
   }
-  launch(grid, stream, kernels3d::Compress{labels, inline_compression, root_bitmap.data()});
+  launch(grid, stream, kernels3d::Compress{labels, inline_compression, ranking.bitmap()});
   steps.end_step(&timings.compression_ms);
-  rank_scan(root_bitmap.data(), words_before.data(), words, scan_temp.data(), scan_temp.size(),
-            stream);
+  ranking.scan();
   steps.end_step(&timings.relabel_ms);
   launch(grid, stream,
-         kernels3d::FinalLabeling{mask, labels, root_bitmap.data(), words_before.data(), bke});
+         kernels3d::FinalLabeling{mask, labels, ranking.bitmap(), ranking.words_before(), bke});
   steps.end_step(&timings.final_labeling_ms);
 
-  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(&result.component_count, words_before.data() + words,
-                                    sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
+  ranking.copy_count(&result.component_count);
   steps.resolve();
   timings.total_ms = whole_call.lap();
   return result;

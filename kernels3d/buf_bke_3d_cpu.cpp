@@ -36,6 +36,7 @@ LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::
   StepClock clock;
   LabelResult result;
   result.backend_used = Backend::cpu;
+  result.algorithm_used = options.algorithm;
   StepTimings& timings = result.timings;
 
   const BlockGrid grid = kernels3d::make_block_grid(extent);
@@ -66,12 +67,7 @@ LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::
                  kernels3d::Compress{labels, inline_compression, root_bitmap.data()});
   timings.compression_ms += clock.lap();
 
-  std::uint32_t roots = 0;
-  for (std::uint64_t w = 0; w < words; ++w) {
-    words_before[w] = roots;
-    roots += popcount(root_bitmap[w]);
-  }
-  result.component_count = roots;
+  result.component_count = rank_roots(root_bitmap, words_before);
   timings.relabel_ms = clock.lap();
 
   for_each_block(

@@ -7,9 +7,14 @@
 
 namespace volccl::detail {
 
-// CPU backend of the 3D block-based labelers (kernels3d/buf_bke_3d_cpu.cpp).
+// The options with Algorithm::automatic replaced by the algorithm it stands for.
+LabelOptions resolve_algorithm(const LabelOptions& options);
+
+// CPU backends of the 3D labelers (kernels3d/buf_bke_3d_cpu.cpp, kernels3d/uf_3d_cpu.cpp).
 LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options);
+LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                            const LabelOptions& options);
 
 #if defined(VOLCCL_HAS_CUDA)
 // Host memory in and out through the device (core/src/cuda_device.cu).

@@ -1,5 +1,7 @@
 #include "cpu_parallel.h"
 
+#include "volccl/detail/host_device.h"
+
 #include <algorithm>
 #include <exception>
 #include <thread>
@@ -37,6 +39,16 @@ void parallel_for(std::uint64_t count, unsigned threads,
   for (const auto& error : errors) {
     if (error) std::rethrow_exception(error);
   }
+}
+
+std::uint32_t rank_roots(const std::vector<std::uint32_t>& bitmap,
+                         std::vector<std::uint32_t>& words_before) {
+  std::uint32_t roots = 0;
+  for (std::size_t w = 0; w < bitmap.size(); ++w) {
+    words_before[w] = roots;
+    roots += popcount(bitmap[w]);
+  }
+  return roots;
 }
 
 }  // namespace volccl::detail

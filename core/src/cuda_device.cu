@@ -12,8 +12,8 @@
 #include "backends.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
-#include "volccl/detail/step_clock.h"
 #include "volccl/cuda.h"
+#include "volccl/detail/step_clock.h"
 #include "volccl/volccl.h"
 
 namespace volccl {
@@ -141,6 +141,14 @@ void StepEvents::resolve() {
   }
 }
 
+LabelResult label_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                          std::uint32_t* device_labels, const LabelOptions& options, void* stream) {
+  if (options.algorithm == Algorithm::uf) {
+    return label_uf_3d_cuda(device_mask, extent, device_labels, options, stream);
+  }
+  return label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream);
+}
+
 LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options) {
   StepClock whole_call;
@@ -162,7 +170,7 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
   }
 
   LabelResult result =
-      label_buf_bke_3d_cuda(device_mask.data(), extent, device_labels.data(), options, stream);
+      label_3d_cuda(device_mask.data(), extent, device_labels.data(), options, stream);
 
   StepEvents download(stream);
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
@@ -181,8 +189,9 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
 namespace cuda {
 
 LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
-                  const LabelOptions& options, void* stream) {
-  validate(extent, options);
+                  const LabelOptions& requested, void* stream) {
+  validate(extent, requested);
+  const LabelOptions options = detail::resolve_algorithm(requested);
   if (!cuda_available()) {
     throw NoCudaDevice("volccl::cuda::label: " + cuda_device_description());
   }
@@ -190,7 +199,7 @@ LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t
     throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
-  return detail::label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream);
+  return detail::label_3d_cuda(device_mask, extent, device_labels, options, stream);
 }
 
 }  // namespace cuda

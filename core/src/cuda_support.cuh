@@ -77,10 +77,23 @@ class StepEvents {
   std::vector<double*> fields_;
 };
 
-// words_before[w] = set bits in bitmap words 0..w-1, for w = 0..words; words_before[words] is
-// the number of components. CUB's device-wide exclusive scan (raster_rank.cu).
-std::size_t rank_scan_temp_bytes(std::uint64_t words);
-void rank_scan(const std::uint32_t* bitmap, std::uint32_t* words_before, std::uint64_t words,
-               void* temp, std::size_t temp_bytes, cudaStream_t stream);
+// The device side of raster_rank.h for one labeling: the root bitmap, the ranks of its words
+// (an exclusive scan with CUB, raster_rank.cu) and the component count.
+class RootRanking {
+ public:
+  RootRanking(std::uint64_t voxel_count, cudaStream_t stream);
+  std::uint32_t* bitmap() const { return bitmap_.data(); }
+  const std::uint32_t* words_before() const { return words_before_.data(); }
+  void clear();  // before the roots are marked
+  void scan();   // after: words_before[w] = set bits in words 0..w-1, for w = 0..words
+  void copy_count(std::uint32_t* host_count);  // words_before[words], on the stream
+
+ private:
+  std::uint64_t words_;
+  cudaStream_t stream_;
+  DeviceBuffer<std::uint32_t> bitmap_;
+  DeviceBuffer<std::uint32_t> words_before_;
+  DeviceBuffer<std::uint8_t> scan_temp_;
+};
 
 }  // namespace volccl::detail

@@ -18,16 +18,34 @@ void validate(Extent3 extent, const LabelOptions& options) {
                           " voxels is too large for 32-bit labels (at most " +
                           std::to_string(limit) + " voxels)");
   }
-  if (options.connectivity != 26) {
+  if (options.connectivity != 6 && options.connectivity != 18 && options.connectivity != 26) {
     throw InvalidArgument("volccl: connectivity " + std::to_string(options.connectivity) +
-                          " is not supported by " + to_string(options.algorithm) +
-                          "; the block-based labelers need 26-connectivity");
+                          " does not exist for volumes; use 6, 18 or 26");
+  }
+  if (!supports(options.algorithm, options.connectivity)) {
+    throw InvalidArgument("volccl: " + to_string(options.algorithm) + " cannot label with " +
+                          std::to_string(options.connectivity) +
+                          "-connectivity: a 2x2x2 block is one piece only under 26-connectivity; "
+                          "use uf (or auto) for 6 and 18");
   }
 }
 
+namespace detail {
+
+LabelOptions resolve_algorithm(const LabelOptions& options) {
+  LabelOptions resolved = options;
+  if (options.algorithm == Algorithm::automatic) {
+    resolved.algorithm = options.connectivity == 26 ? Algorithm::buf : Algorithm::uf;
+  }
+  return resolved;
+}
+
+}  // namespace detail
+
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                  const LabelOptions& options) {
-  validate(extent, options);
+                  const LabelOptions& requested) {
+  validate(extent, requested);
+  const LabelOptions options = detail::resolve_algorithm(requested);
   if (mask == nullptr || labels == nullptr) {
     throw InvalidArgument("volccl::label: null mask or label pointer for a volume of " +
                           extent.to_string());
@@ -41,6 +59,9 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
 #if defined(VOLCCL_HAS_CUDA)
     return detail::label_cuda_from_host(mask, extent, labels, options);
 #endif
+  }
+  if (options.algorithm == Algorithm::uf) {
+    return detail::label_uf_3d_cpu(mask, extent, labels, options);
   }
   return detail::label_buf_bke_3d_cpu(mask, extent, labels, options);
 }

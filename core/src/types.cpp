@@ -18,6 +18,8 @@ bool operator==(const Extent3& a, const Extent3& b) {
 
 std::string to_string(Algorithm algorithm) {
   switch (algorithm) {
+    case Algorithm::automatic:
+      return "auto";
     case Algorithm::buf:
       return "buf";
     case Algorithm::buf_ic:
@@ -26,6 +28,8 @@ std::string to_string(Algorithm algorithm) {
       return "bke";
     case Algorithm::bke_ic:
       return "bke-ic";
+    case Algorithm::uf:
+      return "uf";
   }
   throw InvalidArgument("unknown volccl::Algorithm value " +
                         std::to_string(static_cast<int>(algorithm)));
@@ -45,16 +49,23 @@ std::string to_string(Backend backend) {
 }
 
 const std::vector<Algorithm>& all_algorithms() {
-  static const std::vector<Algorithm> algorithms = {Algorithm::buf, Algorithm::buf_ic,
-                                                    Algorithm::bke, Algorithm::bke_ic};
+  static const std::vector<Algorithm> algorithms = {
+      Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic, Algorithm::uf};
   return algorithms;
 }
 
+bool supports(Algorithm algorithm, int connectivity) {
+  if (connectivity != 6 && connectivity != 18 && connectivity != 26) return false;
+  return algorithm == Algorithm::automatic || algorithm == Algorithm::uf || connectivity == 26;
+}
+
 Algorithm parse_algorithm(const std::string& name) {
+  if (name == to_string(Algorithm::automatic)) return Algorithm::automatic;
   for (Algorithm algorithm : all_algorithms()) {
     if (to_string(algorithm) == name) return algorithm;
   }
-  throw InvalidArgument("unknown algorithm '" + name + "' (expected buf, buf-ic, bke or bke-ic)");
+  throw InvalidArgument("unknown algorithm '" + name +
+                        "' (expected auto, buf, buf-ic, bke, bke-ic or uf)");
 }
 
 Backend parse_backend(const std::string& name) {

@@ -23,24 +23,31 @@ bool operator==(const Extent3& a, const Extent3& b);
 // Labeling algorithms. The block-based ones come from Allegretti, Bolelli and Grana,
 // "Optimized Block-Based Algorithms to Label Connected Components on GPUs" (TPDS 2020):
 // BUF (Sec. 5.1), BKE (Sec. 5.2), their InlineCompression variants (Sec. 2.1) and the 3D
-// extension with 2x2x2 blocks (Sec. 5.3).
-enum class Algorithm { buf, buf_ic, bke, bke_ic };
+// extension with 2x2x2 blocks (Sec. 5.3); they need 26-connectivity. UF is a voxel union-find
+// (Oliveira and Lotufo, Sec. 4.1 of the same paper) whose voxels start linked to the start of
+// their run along x; it serves 6-, 18- and 26-connectivity. `automatic` picks BUF for
+// 26-connectivity and UF for 6 and 18.
+enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf };
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
 
-std::string to_string(Algorithm algorithm);          // "buf", "buf-ic", "bke", "bke-ic"
-std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
+std::string to_string(Algorithm algorithm);  // "auto", "buf", "buf-ic", "bke", "bke-ic", "uf"
+std::string to_string(Backend backend);      // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
 Backend parse_backend(const std::string& name);      // throws volccl::InvalidArgument
+// The concrete algorithms (all but `automatic`).
 const std::vector<Algorithm>& all_algorithms();
+// Whether `algorithm` can label with `connectivity` (6, 18 or 26).
+bool supports(Algorithm algorithm, int connectivity);
 
 struct LabelOptions {
-  // BUF: the fastest in 3D on an H100 on four of the five benchmark volumes (bench/RESULTS.md).
-  Algorithm algorithm = Algorithm::buf;
+  // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
+  // benchmark volumes, bench/RESULTS.md), UF for 6 and 18.
+  Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
-  // 26 (3D) is the only connectivity the block-based labelers support: a 2x2x2 block is one
-  // piece only under 26-connectivity (DESIGN.md, Contracts).
+  // 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). The block-based
+  // algorithms need 26: a 2x2x2 block is one piece only under 26-connectivity.
   int connectivity = 26;
   // Worker threads of the CPU backend; 0 means std::thread::hardware_concurrency().
   unsigned cpu_threads = 0;
@@ -65,6 +72,7 @@ struct StepTimings {
 
 struct LabelResult {
   std::uint32_t component_count = 0;
+  Algorithm algorithm_used = Algorithm::buf;  // what `automatic` chose, or the one asked for
   Backend backend_used = Backend::cpu;
   StepTimings timings;
 };

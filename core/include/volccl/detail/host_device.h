@@ -81,6 +81,15 @@ VOLCCL_HD int lowest_bit(std::uint32_t bits) {
 #endif
 }
 
+// Leading zero bits of `bits`; `bits` must not be 0.
+VOLCCL_HD int count_leading_zeros(std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __clz(static_cast<int>(bits));
+#else
+  return __builtin_clz(bits);
+#endif
+}
+
 VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint32_t>(__popc(bits));
