@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -104,17 +105,41 @@ Foreground ParseThreshold(const std::string& text) {
   return foreground;
 }
 
+// The library's message without its "volccl: " prefix, which "volccl: error: " already says.
+std::string WithoutLibraryPrefix(std::string message) {
+  const std::string library_prefix = "volccl: ";
+  if (message.rfind(library_prefix, 0) == 0) message.erase(0, library_prefix.size());
+  return message;
+}
+
+// Why the library refuses `options` for any volume (a connectivity other than 6, 18 and 26, a
+// block-based algorithm with 6 or 18), in its own words; empty when it accepts them.
+std::string Refusal(const volccl::LabelOptions& options) {
+  try {
+    volccl::validate({1, 1, 1}, options);
+  } catch (const volccl::InvalidArgument& error) {
+    return WithoutLibraryPrefix(error.what());
+  }
+  return {};
+}
+
 CLI::Validator SupportedConnectivity() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        if (value == "26") return {};
-        return "connectivity " + value + " is not supported; the supported connectivity is 26";
+        volccl::LabelOptions options;
+        try {
+          options.connectivity = std::stoi(value);
+        } catch (const std::exception&) {
+          return "connectivity '" + value + "' is not a number; use 6, 18 or 26";
+        }
+        return Refusal(options);
       },
-      "{26}", "SupportedConnectivity");
+      "{6,18,26}", "SupportedConnectivity");
 }
 
+// "auto", then the concrete algorithms.
 std::vector<std::string> AlgorithmNames() {
-  std::vector<std::string> names;
+  std::vector<std::string> names{volccl::to_string(volccl::Algorithm::automatic)};
   for (volccl::Algorithm algorithm : volccl::all_algorithms()) {
     names.push_back(volccl::to_string(algorithm));
   }
@@ -135,10 +160,16 @@ CLI::App* AddLabelCommand(CLI::App& app, LabelCommand& command) {
       ->required();
   label
       ->add_option("--connectivity", command.connectivity,
-                   "Voxels touching by a face, edge or corner are connected (26)")
+                   "Voxels touching by a face (6), a face or an edge (18), or a face, an edge or "
+                   "a corner (26) are connected. ITK's ConnectedComponentImageFilter defaults to "
+                   "6 (FullyConnected off); 26 is its FullyConnected on")
       ->capture_default_str()
       ->check(SupportedConnectivity());
-  label->add_option("--algorithm", command.algorithm, "Block-based labeling algorithm")
+  label
+      ->add_option("--algorithm", command.algorithm,
+                   "Labeling algorithm: auto picks buf for 26-connectivity and uf for 6 and 18; "
+                   "the block-based buf, buf-ic, bke and bke-ic need 26; uf (voxel union-find) "
+                   "takes all three")
       ->capture_default_str()
       ->check(CLI::IsMember(AlgorithmNames()));
   label
@@ -425,11 +456,14 @@ volccl::Extent3 ExtentOf(const volccl::LabelImageType* labels) {
   return {size[0], size[1], size[2]};
 }
 
-// "labeled 128x128x62 voxels: 17 components (buf on CPU, 2 threads, 12.3 ms)"
+// "labeled 128x128x62 voxels: 17 components (buf, 26-connectivity, on CPU, 2 threads,
+// 12.3 ms)", with the algorithm that ran (what auto chose).
 std::string Summary(const LabelCommand& command, const volccl::LabeledImage& labeled) {
   const std::uint32_t count = labeled.Result.component_count;
   return "labeled " + ExtentOf(labeled.Labels).to_string() + " voxels: " + std::to_string(count) +
-         (count == 1 ? " component (" : " components (") + command.algorithm + " on " +
+         (count == 1 ? " component (" : " components (") +
+         volccl::to_string(labeled.Result.algorithm_used) + ", " +
+         std::to_string(command.connectivity) + "-connectivity, on " +
          DeviceDescription(labeled.Result) + ", " + FormatMs(labeled.Result.timings.total_ms) +
          " ms)";
 }
@@ -443,7 +477,8 @@ std::string TimingsJson(const LabelCommand& command, const volccl::LabeledImage&
   json << "{\"input\": " << JsonString(command.input)
        << ", \"output\": " << JsonString(command.output) << ", \"size\": [" << extent.x << ", "
        << extent.y << ", " << extent.z << "], \"components\": " << labeled.Result.component_count
-       << ", \"algorithm\": " << JsonString(command.algorithm)
+       << ", \"algorithm\": " << JsonString(volccl::to_string(labeled.Result.algorithm_used))
+       << ", \"connectivity\": " << command.connectivity
        << ", \"device\": " << JsonString(volccl::to_string(labeled.Result.backend_used))
        << ", \"device_description\": " << JsonString(DeviceDescription(labeled.Result))
        << ", \"read_ms\": " << timings.read_ms << ", \"binarize_ms\": " << timings.binarize_ms
@@ -489,8 +524,7 @@ std::string OneLine(std::string message) {
   for (char& c : message) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  const std::string library_prefix = "volccl: ";
-  if (message.rfind(library_prefix, 0) == 0) message.erase(0, library_prefix.size());
+  message = WithoutLibraryPrefix(std::move(message));
   while (!message.empty() && message.back() == ' ') message.pop_back();
   return message;
 }
@@ -511,6 +545,9 @@ int main(int argc, char** argv) {
   const CLI::App* label = AddLabelCommand(app, command);
   try {
     app.parse(argc, argv);
+    // An algorithm that cannot label with the connectivity asked for (buf with 6).
+    const std::string refusal = Refusal(MakeLabelOptions(command));
+    if (!refusal.empty()) throw CLI::ValidationError(refusal);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
       return app.exit(error);  // --help, --version

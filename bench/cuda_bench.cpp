@@ -67,9 +67,10 @@ class DeviceBuffer {
   void* pointer_ = nullptr;
 };
 
-LabelOptions cuda_options(Algorithm algorithm) {
+LabelOptions cuda_options(Algorithm algorithm, int connectivity) {
   LabelOptions options;
   options.algorithm = algorithm;
+  options.connectivity = connectivity;
   options.backend = Backend::cuda;
   return options;
 }
@@ -164,14 +165,15 @@ void CudaBench::set_volume(const std::uint8_t* mask, Extent3 extent) {
       cudaMemcpy(state_->mask->as<void>(), mask, extent.voxel_count(), cudaMemcpyHostToDevice));
 }
 
-LabelResult CudaBench::label_once(Algorithm algorithm, std::vector<std::uint32_t>& labels) {
+LabelResult CudaBench::label_once(Algorithm algorithm, int connectivity,
+                                  std::vector<std::uint32_t>& labels) {
   const std::uint64_t voxels = state_->extent.voxel_count();
   const std::uint64_t bytes = voxels * sizeof(std::uint32_t);
   const DeviceBuffer device_labels(bytes);
   VOLCCL_BENCH_CUDA(cudaMemsetAsync(device_labels.as<void>(), 0xFF, bytes, state_->stream));
-  const LabelResult result =
-      cuda::label(state_->mask->as<std::uint8_t>(), state_->extent,
-                  device_labels.as<std::uint32_t>(), cuda_options(algorithm), state_->stream);
+  const LabelResult result = cuda::label(state_->mask->as<std::uint8_t>(), state_->extent,
+                                         device_labels.as<std::uint32_t>(),
+                                         cuda_options(algorithm, connectivity), state_->stream);
   labels.resize(voxels);
   VOLCCL_BENCH_CUDA(cudaMemcpyAsync(labels.data(), device_labels.as<void>(), bytes,
                                     cudaMemcpyDeviceToHost, state_->stream));
@@ -179,9 +181,9 @@ LabelResult CudaBench::label_once(Algorithm algorithm, std::vector<std::uint32_t
   return result;
 }
 
-TimedRuns CudaBench::time(Algorithm algorithm, int runs, int warmup) {
+TimedRuns CudaBench::time(Algorithm algorithm, int connectivity, int runs, int warmup) {
   const std::uint64_t bytes = state_->extent.voxel_count() * sizeof(std::uint32_t);
-  const LabelOptions options = cuda_options(algorithm);
+  const LabelOptions options = cuda_options(algorithm, connectivity);
   TimedRuns timed;
   for (int run = -warmup; run < runs; ++run) {
     VOLCCL_BENCH_CUDA(cudaEventRecord(state_->start, state_->stream));

@@ -41,11 +41,11 @@ class CudaBench {
 
   // Labels the volume once into a buffer filled with 0xFF bytes beforehand and copies the labels
   // to `labels` (resized to the voxel count), for the correctness checks.
-  LabelResult label_once(Algorithm algorithm, std::vector<std::uint32_t>& labels);
+  LabelResult label_once(Algorithm algorithm, int connectivity, std::vector<std::uint32_t>& labels);
 
   // `warmup` untimed runs, then `runs` timed ones: cudaMallocAsync of the labels,
   // volccl::cuda::label, cudaFreeAsync, all between two events on the bench's stream.
-  TimedRuns time(Algorithm algorithm, int runs, int warmup);
+  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup);
 
  private:
   struct State;

@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 """Times CuPy's label on the volumes volccl-bench dumped, and checks volccl's labels with scipy.
 
-    volccl-bench --device cuda --dump-dir DIR --csv bench_volccl.csv
-    python3 bench/peers.py DIR --csv bench_cupy.csv [--bandwidth GB/s]
+    volccl-bench --device cuda --connectivity 6 --dump-dir DIR --csv bench_volccl.csv
+    python3 bench/peers.py DIR --connectivity 6 --csv bench_cupy.csv [--bandwidth GB/s]
 
 Timing (DESIGN.md, Performance): for every DIR/NAME.npy, the volume is copied to the device
-once, then cupyx.scipy.ndimage.label with a 3x3x3 structure (26-connectivity) runs --warmup
+once, then cupyx.scipy.ndimage.label with the structure of --connectivity (6, 18 or 26:
+scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3); 26 by default) runs --warmup
 untimed and --runs timed times between two CUDA events on the current stream. Its output is
 allocated inside label from CuPy's default memory pool, as users have it. The CSV has the
 columns of volccl-bench's; with --bandwidth (the device-to-device copy bandwidth, read +
 written, that volccl-bench measured) the floor columns are filled as well.
 
-Correctness: for every DIR/NAME.labels.npy (volccl's labels, uint32), scipy.ndimage.label with
-the same structure runs on the CPU and both must be identical voxel for voxel; CuPy's component
-count must equal scipy's. Exit status 1 on any mismatch, 2 on bad arguments or an empty DIR.
-Without CuPy only the scipy check runs.
+Correctness: for every DIR/NAME.cC.labels.npy (volccl's labels at connectivity C, uint32),
+scipy.ndimage.label with the structure of C runs on the CPU and both must be identical voxel for
+voxel; where C is --connectivity, CuPy's component count must equal scipy's. Exit status 1 on
+any mismatch, 2 on bad arguments or an empty DIR. Without CuPy only the scipy check runs.
 """
 
 import argparse
@@ -28,19 +29,27 @@ import numpy as np
 import scipy.ndimage
 
 COLUMNS = [
-    "volume", "voxels", "density", "granularity", "algorithm", "device", "runs", "median_ms",
-    "min_ms", "max_ms", "components", "floor_ms", "x_floor", "allocation_ms",
+    "volume", "voxels", "density", "granularity", "connectivity", "algorithm", "device", "runs",
+    "median_ms", "min_ms", "max_ms", "components", "floor_ms", "x_floor", "allocation_ms",
     "initialization_ms", "merge_ms", "compression_ms", "relabel_ms", "final_labeling_ms",
 ]
 # The memory floor reads the uint8 mask once and writes the uint32 labels once.
 FLOOR_BYTES_PER_VOXEL = 1 + 4
-STRUCTURE = np.ones((3, 3, 3), dtype=bool)
+# The neighbours within city-block distance 1, 2 or 3. NumPy arrays: CuPy converts a CuPy
+# structure to NumPy on every call, a device-to-host copy that is not part of labeling.
+STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),
+              18: scipy.ndimage.generate_binary_structure(3, 2),
+              26: scipy.ndimage.generate_binary_structure(3, 3)}
+# volccl-bench's labels: NAME.cCONNECTIVITY.labels.npy.
+LABELS_FILE = re.compile(r"^(?P<name>.+)\.c(?P<connectivity>6|18|26)\.labels\.npy$")
 
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dump_dir", type=pathlib.Path, help="volccl-bench --dump-dir folder")
+    parser.add_argument("--connectivity", type=int, default=26, choices=sorted(STRUCTURES),
+                        help="the structure CuPy labels with (26)")
     parser.add_argument("--runs", type=int, default=50, help="timed runs per volume (50)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed runs before them (5)")
     parser.add_argument("--csv", type=pathlib.Path, help="write CuPy's timings as CSV")
@@ -80,7 +89,18 @@ def granularity_of(name):
     return match.group(1) if match else ""
 
 
-def time_cupy(cupy, label, volume, runs, warmup):
+def labels_files(dump_dir):
+    """(name, connectivity, path) of each of volccl's labels files in dump_dir."""
+    found = []
+    for path in sorted(dump_dir.glob("*.labels.npy")):
+        match = LABELS_FILE.match(path.name)
+        if match is None:
+            raise SystemExit(f"peers.py: {path} is not NAME.c6|c18|c26.labels.npy")
+        found.append((match["name"], int(match["connectivity"]), path))
+    return found
+
+
+def time_cupy(cupy, label, volume, structure, runs, warmup):
     """Returns the milliseconds of each timed run and CuPy's component count."""
     device_volume = cupy.asarray(volume)
     start = cupy.cuda.Event()
@@ -89,7 +109,7 @@ def time_cupy(cupy, label, volume, runs, warmup):
     count = None
     for run in range(-warmup, runs):
         start.record()
-        labels, count = label(device_volume, structure=STRUCTURE)
+        labels, count = label(device_volume, structure=structure)
         del labels
         stop.record()
         stop.synchronize()
@@ -104,12 +124,13 @@ def number(value):
     return f"{value:.6g}"
 
 
-def timing_row(name, volume, times, count, bandwidth):
+def timing_row(name, volume, connectivity, times, count, bandwidth):
     median = statistics.median(times)
     row = {column: "" for column in COLUMNS}
     row.update(volume=name, voxels=volume.size,
                density=f"{np.count_nonzero(volume) / volume.size:.6f}",
-               granularity=granularity_of(name), algorithm="cupy-label", device="cuda",
+               granularity=granularity_of(name), connectivity=connectivity,
+               algorithm="cupy-label", device="cuda",
                runs=len(times), median_ms=number(median), min_ms=number(min(times)),
                max_ms=number(max(times)), components=count)
     if bandwidth is not None:
@@ -127,9 +148,10 @@ def write_csv(path, rows):
     temporary.replace(path)
 
 
-def check_labels(name, volume, ours, cupy_count):
+def check_labels(name, connectivity, volume, ours, cupy_count):
     """Prints OK or MISMATCH lines for one volume; returns True when everything matched."""
-    reference, count = scipy.ndimage.label(volume, structure=STRUCTURE)
+    reference, count = scipy.ndimage.label(volume, structure=STRUCTURES[connectivity])
+    name = f"{name} c{connectivity}"
     matched = True
     if ours.shape != reference.shape or ours.dtype != np.uint32:
         print(f"MISMATCH {name}: volccl labels are {ours.dtype} {ours.shape}, "
@@ -173,15 +195,17 @@ def main():
         device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
         if isinstance(device, bytes):
             device = device.decode()
-        print(f"CuPy {cupy.__version__} on {device}; "
+        print(f"CuPy {cupy.__version__} on {device}, {arguments.connectivity}-connectivity; "
               f"{arguments.runs} runs after {arguments.warmup} warm-up runs")
         print(f"{'volume':20} {'algorithm':10} {'median ms':>10} {'min ms':>10} {'max ms':>10} "
               f"{'components':>11} {'x floor':>8}")
         for name in names:
             volume = np.load(arguments.dump_dir / f"{name}.npy")
-            times, count = time_cupy(cupy, label, volume, arguments.runs, arguments.warmup)
-            cupy_counts[name] = count
-            row = timing_row(name, volume, times, count, arguments.bandwidth)
+            times, count = time_cupy(cupy, label, volume, STRUCTURES[arguments.connectivity],
+                                     arguments.runs, arguments.warmup)
+            cupy_counts[name, arguments.connectivity] = count
+            row = timing_row(name, volume, arguments.connectivity, times, count,
+                             arguments.bandwidth)
             rows.append(row)
             x_floor = f"{float(row['x_floor']):.1f}" if row["x_floor"] else "-"
             print(f"{name:20} {'cupy-label':10} {statistics.median(times):10.3f} "
@@ -190,17 +214,14 @@ def main():
         write_csv(arguments.csv, rows)
 
     all_matched = True
-    checked = 0
-    for name in names:
-        labels_path = arguments.dump_dir / f"{name}.labels.npy"
-        if not labels_path.exists():
-            continue
+    checked = labels_files(arguments.dump_dir)
+    for name, connectivity, labels_path in checked:
         volume = np.load(arguments.dump_dir / f"{name}.npy")
         ours = np.load(labels_path)
-        all_matched &= check_labels(name, volume, ours, cupy_counts.get(name))
-        checked += 1
-    if checked == 0:
-        print(f"MISMATCH: no NAME.labels.npy in {arguments.dump_dir} to check")
+        all_matched &= check_labels(name, connectivity, volume, ours,
+                                    cupy_counts.get((name, connectivity)))
+    if not checked:
+        print(f"MISMATCH: no NAME.cC.labels.npy in {arguments.dump_dir} to check")
         return 1
     print("all labels match" if all_matched else "labels MISMATCH: see above")
     return 0 if all_matched else 1

@@ -2,10 +2,13 @@
 # run_gpu.sh BIN_DIR: the GPU benchmark, run from the repository root on the GPU machine.
 #   BIN_DIR  folder with volccl-bench and its libraries in BIN_DIR/lib (tools/bundle-libs)
 #   OUT      environment variable: folder for the results (created if missing)
-# Runs volccl-bench on the acceptance volumes (labels checked on the device, volumes and labels
-# dumped), bench/peers.py (CuPy timed on the same volumes, our labels checked against scipy),
-# and prints one table. Writes OUT/bench_volccl.{csv,json,txt}, OUT/bench_cupy.{csv,txt} and
-# OUT/bench_summary.md. Exits non-zero when a check fails; the table is printed anyway.
+# For each connectivity, 26 (every algorithm) then 6 and 18 (UF), on the acceptance volumes
+# (random 256^3 and 512^3, density 30 %, granularity 1 and 8; Hilbert order 6 at 128^3): runs
+# volccl-bench (labels checked on the device, volumes and labels dumped) and bench/peers.py
+# (CuPy timed on the same volumes with the matching structure, our labels checked against
+# scipy's), then prints one table per connectivity. Writes OUT/bench_volccl_cC.{csv,json,txt},
+# OUT/bench_cupy_cC.{csv,txt} for C in 26, 6, 18 and OUT/bench_summary.md. Exits non-zero when a
+# check fails; the tables are printed anyway.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: OUT=DIR bench/run_gpu.sh BIN_DIR" >&2; exit 2; }
 bin=$(cd "$1" && pwd)
@@ -21,18 +24,27 @@ if command -v nvidia-smi > /dev/null; then
     --format=csv
 fi
 
-"$bin/volccl-bench" --device cuda --dump-dir "$dump" --csv "$out/bench_volccl.csv" \
-  --json "$out/bench_volccl.json" | tee "$out/bench_volccl.txt"
-
-bandwidth=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["copy_bandwidth_gbps"])' \
-  < "$out/bench_volccl.json")
-rm -f "$out/bench_cupy.csv"
 status=0
-python3 -u "$here/peers.py" "$dump" --csv "$out/bench_cupy.csv" --bandwidth "$bandwidth" \
-  | tee "$out/bench_cupy.txt" || status=$?
+csvs=()
+for connectivity in 26 6 18; do
+  echo "== $connectivity-connectivity"
+  results=$out/bench_volccl_c$connectivity
+  cupy=$out/bench_cupy_c$connectivity
+  mkdir "$dump/c$connectivity"
+  "$bin/volccl-bench" --device cuda --connectivity "$connectivity" \
+    --dump-dir "$dump/c$connectivity" --csv "$results.csv" --json "$results.json" \
+    | tee "$results.txt"
+  csvs+=("$results.csv")
+
+  bandwidth=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["copy_bandwidth_gbps"])' \
+    < "$results.json")
+  rm -f "$cupy.csv"
+  python3 -u "$here/peers.py" "$dump/c$connectivity" --connectivity "$connectivity" \
+    --csv "$cupy.csv" --bandwidth "$bandwidth" | tee "$cupy.txt" || status=$?
+  [ -f "$cupy.csv" ] && csvs+=("$cupy.csv")
+  rm -rf "${dump:?}/c$connectivity"  # up to 1.5 GB of volumes and labels
+done
 
 echo
-cupy_csv=()
-[ -f "$out/bench_cupy.csv" ] && cupy_csv=("$out/bench_cupy.csv")
-python3 "$here/summary.py" "$out/bench_volccl.csv" "${cupy_csv[@]}" | tee "$out/bench_summary.md"
+python3 "$here/summary.py" "${csvs[@]}" | tee "$out/bench_summary.md"
 exit "$status"

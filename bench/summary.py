@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Prints one Markdown table from volccl-bench's CSV and bench/peers.py's CSV.
+"""Prints one Markdown table per connectivity from volccl-bench's and bench/peers.py's CSVs.
 
-    python3 bench/summary.py bench_volccl.csv [bench_cupy.csv]
+    python3 bench/summary.py bench_volccl_c26.csv bench_cupy_c26.csv bench_volccl_c6.csv ...
 
-One line per volume: the median ms of each volccl algorithm and of CuPy, CuPy's median over the
-best volccl median (with the algorithm that gave it), the memory floor in ms and the best median
-as a multiple of it. A value neither CSV has is shown as "-".
+The rows of every CSV are pooled: those with algorithm cupy-label are CuPy's, the others
+volccl's. For each connectivity, in the order the CSVs first give it, one line per volume: the
+median ms of each volccl algorithm and of CuPy, CuPy's median over the best volccl median (with
+the algorithm that gave it), the memory floor in ms and the best median as a multiple of it. A
+value no CSV has is shown as "-".
 """
 
 import argparse
@@ -13,30 +15,25 @@ import csv
 import pathlib
 import sys
 
+CUPY = "cupy-label"
+
 
 def read_rows(path):
     with open(path, newline="") as rows:
         return list(csv.DictReader(rows))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("volccl_csv", type=pathlib.Path, help="volccl-bench --csv output")
-    parser.add_argument("cupy_csv", type=pathlib.Path, nargs="?",
-                        help="bench/peers.py --csv output, when it ran")
-    arguments = parser.parse_args()
+def ms(value, decimals=3):
+    return "-" if value is None else f"{value:.{decimals}f}"
 
-    ours = read_rows(arguments.volccl_csv)
-    cupy_rows = read_rows(arguments.cupy_csv) if arguments.cupy_csv else []
-    cupy = {row["volume"]: float(row["median_ms"]) for row in cupy_rows}
+
+def print_table(rows):
+    ours = [row for row in rows if row["algorithm"] != CUPY]
+    cupy = {row["volume"]: float(row["median_ms"]) for row in rows if row["algorithm"] == CUPY}
     volumes = list(dict.fromkeys(row["volume"] for row in ours))
     algorithms = list(dict.fromkeys(row["algorithm"] for row in ours))
     median = {(row["volume"], row["algorithm"]): float(row["median_ms"]) for row in ours}
     floor = {row["volume"]: float(row["floor_ms"]) for row in ours if row["floor_ms"]}
-
-    def ms(value, decimals=3):
-        return "-" if value is None else f"{value:.{decimals}f}"
 
     header = ["volume", *algorithms, "cupy", "best speed-up over cupy", "floor",
               "best x floor"]
@@ -50,6 +47,20 @@ def main():
         cells = [volume, *(ms(medians.get(a)) for a in algorithms), ms(cupy.get(volume)),
                  speed_up, ms(floor.get(volume), 4), x_floor]
         print("| " + " | ".join(cells) + " |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csv", type=pathlib.Path, nargs="+",
+                        help="volccl-bench --csv and bench/peers.py --csv outputs")
+    arguments = parser.parse_args()
+
+    rows = [row for path in arguments.csv for row in read_rows(path)]
+    connectivities = list(dict.fromkeys(row["connectivity"] for row in rows))
+    for index, connectivity in enumerate(connectivities):
+        print(("\n" if index else "") + f"{connectivity}-connectivity\n")
+        print_table([row for row in rows if row["connectivity"] == connectivity])
     return 0
 
 

@@ -1,8 +1,10 @@
 // volccl-bench: times volccl's labeling algorithms on the acceptance volumes the way DESIGN.md
 // (Performance) and YACCLAB (BUF/BKE paper, Sec. 6.2) ask, checks their labels, and writes a
-// table, CSV, JSON and, for bench/peers.py, the volumes and labels as .npy files.
+// table, CSV, JSON and, for bench/peers.py, the volumes and labels as .npy files. One
+// connectivity per run (26 by default), with every algorithm that supports it.
 //
 //   volccl-bench --device cuda --csv bench.csv --dump-dir /tmp/volumes
+//   volccl-bench --device cuda --connectivity 6
 //   volccl-bench --quick --device cpu
 #include <CLI/CLI.hpp>
 
@@ -275,17 +277,19 @@ class CpuBench {
     extent_ = extent;
   }
 
-  LabelResult label_once(Algorithm algorithm, std::vector<std::uint32_t>& labels) {
+  LabelResult label_once(Algorithm algorithm, int connectivity,
+                         std::vector<std::uint32_t>& labels) {
     labels.assign(extent_.voxel_count(), 0xFFFFFFFFu);
-    return volccl::label(mask_, extent_, labels.data(), options(algorithm));
+    return volccl::label(mask_, extent_, labels.data(), options(algorithm, connectivity));
   }
 
-  TimedRuns time(Algorithm algorithm, int runs, int warmup) {
+  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup) {
+    const volccl::LabelOptions label_options = options(algorithm, connectivity);
     TimedRuns timed;
     for (int run = -warmup; run < runs; ++run) {
       const auto start = std::chrono::steady_clock::now();
       std::unique_ptr<std::uint32_t[]> labels(new std::uint32_t[extent_.voxel_count()]);
-      const LabelResult result = volccl::label(mask_, extent_, labels.get(), options(algorithm));
+      const LabelResult result = volccl::label(mask_, extent_, labels.get(), label_options);
       labels.reset();
       const std::chrono::duration<double, std::milli> elapsed =
           std::chrono::steady_clock::now() - start;
@@ -298,9 +302,10 @@ class CpuBench {
   }
 
  private:
-  static volccl::LabelOptions options(Algorithm algorithm) {
+  static volccl::LabelOptions options(Algorithm algorithm, int connectivity) {
     volccl::LabelOptions options;
     options.algorithm = algorithm;
+    options.connectivity = connectivity;
     options.backend = volccl::Backend::cpu;
     return options;
   }
@@ -362,24 +367,30 @@ void check_identical(const VolumeInfo& info, Algorithm reference_algorithm,
   }
 }
 
+// The file of the labels at `connectivity` in a dump folder: NAME.cN.labels.npy, so that
+// bench/peers.py checks each with scipy's structure of that connectivity.
+fs::path labels_file(const fs::path& dump_dir, const VolumeInfo& info, int connectivity) {
+  return dump_dir / (info.name + ".c" + std::to_string(connectivity) + ".labels.npy");
+}
+
 // Labels the volume once with every algorithm, checks each result and that all are identical,
 // writes the first algorithm's labels to `dump_dir` when given, and returns the component count.
 template <typename Bench>
 std::uint32_t check_algorithms(Bench& bench, const VolumeInfo& info,
                                const volccl::data::Volume& volume,
-                               const std::vector<Algorithm>& algorithms,
+                               const std::vector<Algorithm>& algorithms, int connectivity,
                                const std::optional<fs::path>& dump_dir) {
   std::vector<std::uint32_t> reference;
   std::vector<std::uint32_t> labels;
   std::uint32_t count = 0;
   for (std::size_t i = 0; i < algorithms.size(); ++i) {
     std::vector<std::uint32_t>& target = i == 0 ? reference : labels;
-    const LabelResult result = bench.label_once(algorithms[i], target);
+    const LabelResult result = bench.label_once(algorithms[i], connectivity, target);
     check_numbering(info, algorithms[i], volume, target, result.component_count);
     if (i == 0) {
       count = result.component_count;
       if (dump_dir) {
-        write_npy(*dump_dir / (info.name + ".labels.npy"), little_endian() ? "<u4" : ">u4",
+        write_npy(labels_file(*dump_dir, info, connectivity), little_endian() ? "<u4" : ">u4",
                   info.extent, reference.data(), info.voxels * sizeof(std::uint32_t));
       }
     } else {
@@ -395,6 +406,7 @@ std::uint32_t check_algorithms(Bench& bench, const VolumeInfo& info,
 
 struct Row {
   VolumeInfo volume;
+  int connectivity = 26;
   std::string algorithm;
   std::string device;
   int runs = 0;
@@ -411,8 +423,8 @@ struct Row {
   }
 };
 
-Row summarize(const VolumeInfo& volume, Algorithm algorithm, const std::string& device,
-              const TimedRuns& timed, std::uint32_t components,
+Row summarize(const VolumeInfo& volume, Algorithm algorithm, int connectivity,
+              const std::string& device, const TimedRuns& timed, std::uint32_t components,
               std::optional<double> bandwidth_bytes_per_s) {
   for (std::size_t run = 0; run < timed.results.size(); ++run) {
     if (timed.results[run].component_count != components) {
@@ -424,6 +436,7 @@ Row summarize(const VolumeInfo& volume, Algorithm algorithm, const std::string& 
   }
   Row row;
   row.volume = volume;
+  row.connectivity = connectivity;
   row.algorithm = volccl::to_string(algorithm);
   row.device = device;
   row.runs = static_cast<int>(timed.ms.size());
@@ -442,6 +455,7 @@ Row summarize(const VolumeInfo& volume, Algorithm algorithm, const std::string& 
 struct Report {
   std::string device;
   std::string device_description;
+  int connectivity = 26;
   int runs = 0;
   int warmup = 0;
   std::optional<double> bandwidth_bytes_per_s;
@@ -451,7 +465,8 @@ struct Report {
 };
 
 void print_tables(const Report& report) {
-  std::printf("\n%-20s %-8s %-6s %10s %10s %10s %11s %8s\n", "volume", "algorithm", "device",
+  std::printf("\n%d-connectivity\n", report.connectivity);
+  std::printf("%-20s %-8s %-6s %10s %10s %10s %11s %8s\n", "volume", "algorithm", "device",
               "median ms", "min ms", "max ms", "components", "x floor");
   for (const Row& row : report.rows) {
     const std::optional<double> x_floor = row.x_floor();
@@ -473,9 +488,9 @@ void print_tables(const Report& report) {
 
 // The columns bench/peers.py writes too.
 constexpr const char* kCsvHeader =
-    "volume,voxels,density,granularity,algorithm,device,runs,median_ms,min_ms,max_ms,components,"
-    "floor_ms,x_floor,allocation_ms,initialization_ms,merge_ms,compression_ms,relabel_ms,"
-    "final_labeling_ms";
+    "volume,voxels,density,granularity,connectivity,algorithm,device,runs,median_ms,min_ms,max_ms,"
+    "components,floor_ms,x_floor,allocation_ms,initialization_ms,merge_ms,compression_ms,"
+    "relabel_ms,final_labeling_ms";
 
 void write_csv(const fs::path& path, const Report& report) {
   write_file(path, [&](std::ostream& out) {
@@ -483,9 +498,9 @@ void write_csv(const fs::path& path, const Report& report) {
     for (const Row& row : report.rows) {
       const StepTimings& s = row.steps;
       out << row.volume.name << ',' << row.volume.voxels << ',' << fixed(row.volume.density, 6)
-          << ',' << optional_text(row.volume.granularity) << ',' << row.algorithm << ','
-          << row.device << ',' << row.runs << ',' << number(row.median_ms) << ','
-          << number(row.min_ms) << ',' << number(row.max_ms) << ',' << row.components << ','
+          << ',' << optional_text(row.volume.granularity) << ',' << row.connectivity << ','
+          << row.algorithm << ',' << row.device << ',' << row.runs << ',' << number(row.median_ms)
+          << ',' << number(row.min_ms) << ',' << number(row.max_ms) << ',' << row.components << ','
           << optional_text(row.floor_ms) << ',' << optional_text(row.x_floor()) << ','
           << number(s.allocation_ms) << ',' << number(s.initialization_ms) << ','
           << number(s.merge_ms) << ',' << number(s.compression_ms) << ',' << number(s.relabel_ms)
@@ -500,7 +515,8 @@ void write_json(const fs::path& path, const Report& report) {
   write_file(path, [&](std::ostream& out) {
     out << "{\n  \"device\": " << json_string(report.device)
         << ",\n  \"device_description\": " << json_string(report.device_description)
-        << ",\n  \"runs\": " << report.runs << ",\n  \"warmup\": " << report.warmup
+        << ",\n  \"connectivity\": " << report.connectivity << ",\n  \"runs\": " << report.runs
+        << ",\n  \"warmup\": " << report.warmup
         << ",\n  \"copy_bytes\": " << json_optional(report.copy_bytes)
         << ",\n  \"copy_bandwidth_gbps\": " << json_optional(gigabytes_per_s)
         << ",\n  \"volumes\": [";
@@ -518,6 +534,7 @@ void write_json(const fs::path& path, const Report& report) {
       const Row& row = report.rows[i];
       const StepTimings& s = row.steps;
       out << (i == 0 ? "\n" : ",\n") << "    {\"volume\": " << json_string(row.volume.name)
+          << ", \"connectivity\": " << row.connectivity
           << ", \"algorithm\": " << json_string(row.algorithm)
           << ", \"device\": " << json_string(row.device) << ", \"runs\": " << row.runs
           << ", \"median_ms\": " << number(row.median_ms) << ", \"min_ms\": " << number(row.min_ms)
@@ -539,6 +556,7 @@ void write_json(const fs::path& path, const Report& report) {
 
 struct Settings {
   std::string device = "cuda";
+  int connectivity = 26;
   std::vector<std::string> algorithms;
   int runs = 50;
   int warmup = 5;
@@ -549,11 +567,22 @@ struct Settings {
   std::vector<std::string> volumes;
 };
 
+// The algorithms named, each checked against the connectivity (volccl::validate says why one
+// cannot label with it), or every algorithm that supports the connectivity.
 std::vector<Algorithm> selected_algorithms(const Settings& settings) {
-  if (settings.algorithms.empty()) return volccl::all_algorithms();
   std::vector<Algorithm> algorithms;
+  if (settings.algorithms.empty()) {
+    for (const Algorithm algorithm : volccl::all_algorithms()) {
+      if (volccl::supports(algorithm, settings.connectivity)) algorithms.push_back(algorithm);
+    }
+    return algorithms;
+  }
   for (const std::string& name : settings.algorithms) {
-    algorithms.push_back(volccl::parse_algorithm(name));
+    volccl::LabelOptions options;
+    options.algorithm = volccl::parse_algorithm(name);
+    options.connectivity = settings.connectivity;
+    volccl::validate({1, 1, 1}, options);
+    algorithms.push_back(options.algorithm);
   }
   return algorithms;
 }
@@ -599,11 +628,13 @@ void run_all(Bench& bench, const Settings& settings, const std::vector<VolumeSpe
                 info.voxels);
     }
     bench.set_volume(volume.voxels.data(), volume.extent);
-    const std::uint32_t components = check_algorithms(bench, info, volume, algorithms, dump_dir);
+    const std::uint32_t components =
+        check_algorithms(bench, info, volume, algorithms, settings.connectivity, dump_dir);
     for (const Algorithm algorithm : algorithms) {
-      const TimedRuns timed = bench.time(algorithm, settings.runs, settings.warmup);
-      report.rows.push_back(summarize(info, algorithm, settings.device, timed, components,
-                                      report.bandwidth_bytes_per_s));
+      const TimedRuns timed =
+          bench.time(algorithm, settings.connectivity, settings.runs, settings.warmup);
+      report.rows.push_back(summarize(info, algorithm, settings.connectivity, settings.device,
+                                      timed, components, report.bandwidth_bytes_per_s));
       std::cout << "  " << report.rows.back().algorithm << ": median "
                 << fixed(report.rows.back().median_ms, 3) << " ms over " << settings.runs
                 << " runs\n"
@@ -617,13 +648,15 @@ void run(const Settings& settings) {
   const std::vector<Algorithm> algorithms = selected_algorithms(settings);
   Report report;
   report.device = settings.device;
+  report.connectivity = settings.connectivity;
   report.runs = settings.runs;
   report.warmup = settings.warmup;
   if (settings.device == "cuda") {
 #ifdef VOLCCL_HAS_CUDA
     volccl::bench::CudaBench bench;
     report.device_description = bench.device_description();
-    std::cout << "device: " << report.device_description << '\n';
+    std::cout << "device: " << report.device_description << ", " << settings.connectivity
+              << "-connectivity\n";
     const volccl::bench::CopyRuns copies = bench.time_copies(kCopyBytes, kCopyRuns);
     report.copy_bytes = copies.bytes;
     report.bandwidth_bytes_per_s =
@@ -641,7 +674,8 @@ void run(const Settings& settings) {
     CpuBench bench;
     report.device_description =
         "CPU, " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
-    std::cout << "device: " << report.device_description << '\n';
+    std::cout << "device: " << report.device_description << ", " << settings.connectivity
+              << "-connectivity\n";
     run_all(bench, settings, volumes, algorithms, report);
   }
   print_tables(report);
@@ -659,9 +693,14 @@ int main(int argc, char** argv) {
   app.add_option("--device", settings.device, "cuda or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
+  app.add_option("--connectivity", settings.connectivity,
+                 "6, 18 or 26: voxels touching by a face, also by an edge, also by a corner")
+      ->check(CLI::IsMember({6, 18, 26}))
+      ->capture_default_str();
   app.add_option("--algorithms", settings.algorithms,
-                 "comma-separated: buf,buf-ic,bke,bke-ic (default all); the first one's labels "
-                 "are dumped and the others compared with them")
+                 "comma-separated: buf,buf-ic,bke,bke-ic,uf (default: all that support the "
+                 "connectivity, buf to uf at 26, uf at 6 and 18); the first one's labels are "
+                 "dumped and the others compared with them")
       ->delimiter(',');
   app.add_option("--runs", settings.runs, "timed runs per algorithm and volume (5 with --quick)")
       ->check(CLI::Range(1, 1000000))
@@ -675,7 +714,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", settings.json, "write the results, volumes and bandwidth as JSON");
   app.add_option("--dump-dir", settings.dump_dir,
                  "write each volume as DIR/NAME.npy (uint8, shape (z, y, x)) and the first "
-                 "algorithm's labels as DIR/NAME.labels.npy (uint32), for bench/peers.py");
+                 "algorithm's labels as DIR/NAME.cCONNECTIVITY.labels.npy (uint32), for "
+                 "bench/peers.py");
   app.add_option("--volumes", settings.volumes,
                  "comma-separated names: random-256-d30-g1, random-256-d30-g8, "
                  "random-512-d30-g1, random-512-d30-g8, hilbert-128-o6 (default), "

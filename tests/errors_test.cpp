@@ -30,17 +30,82 @@ TEST(Errors, MessagesNameTheExtent) {
   }
 }
 
-TEST(Errors, OnlyConnectivity26IsSupported) {
+TEST(Errors, ConnectivityOtherThan6Or18Or26IsInvalid) {
   std::vector<std::uint8_t> mask(8, 1);
   std::vector<std::uint32_t> labels(8);
-  for (int connectivity : {4, 6, 8, 18, 0, 27}) {
+  for (Algorithm algorithm : {Algorithm::automatic, Algorithm::uf, Algorithm::buf}) {
+    for (int connectivity : {4, 8, 27, 0, -6, 10}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      EXPECT_THROW(validate({2, 2, 2}, options), InvalidArgument) << connectivity;
+      EXPECT_THROW(label(mask.data(), {2, 2, 2}, labels.data(), options), InvalidArgument)
+          << connectivity;
+    }
+  }
+  LabelOptions options;
+  options.connectivity = 8;
+  try {
+    validate({2, 2, 2}, options);
+    FAIL() << "validate accepted connectivity 8";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("connectivity 8"), std::string::npos) << error.what();
+  }
+}
+
+// A 2x2x2 block is one piece only under 26-connectivity: the block-based algorithms refuse 6
+// and 18 and name themselves; UF and automatic take all three.
+TEST(Errors, BlockAlgorithmsNeedConnectivity26) {
+  std::vector<std::uint8_t> mask(8, 1);
+  std::vector<std::uint32_t> labels(8);
+  for (Algorithm algorithm :
+       {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
+    for (int connectivity : {6, 18}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      EXPECT_THROW(label(mask.data(), {2, 2, 2}, labels.data(), options), InvalidArgument);
+      try {
+        validate({2, 2, 2}, options);
+        ADD_FAILURE() << "validate accepted " << to_string(algorithm) << " at " << connectivity;
+      } catch (const InvalidArgument& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find(to_string(algorithm)), std::string::npos) << message;
+        EXPECT_NE(message.find(std::to_string(connectivity)), std::string::npos) << message;
+      }
+    }
     LabelOptions options;
-    options.connectivity = connectivity;
-    EXPECT_THROW(validate({2, 2, 2}, options), InvalidArgument) << connectivity;
-    EXPECT_THROW(label(mask.data(), {2, 2, 2}, labels.data(), options), InvalidArgument)
-        << connectivity;
+    options.algorithm = algorithm;
+    EXPECT_NO_THROW(validate({2, 2, 2}, options)) << to_string(algorithm);
+  }
+  for (Algorithm algorithm : {Algorithm::uf, Algorithm::automatic}) {
+    for (int connectivity : {6, 18, 26}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      EXPECT_NO_THROW(validate({2, 2, 2}, options)) << to_string(algorithm) << " " << connectivity;
+    }
   }
   EXPECT_NO_THROW(validate({2, 2, 2}, {}));
+}
+
+TEST(Names, SupportsTable) {
+  for (int connectivity : {6, 18, 26}) {
+    EXPECT_TRUE(supports(Algorithm::automatic, connectivity)) << connectivity;
+    EXPECT_TRUE(supports(Algorithm::uf, connectivity)) << connectivity;
+    for (Algorithm algorithm :
+         {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
+      EXPECT_EQ(supports(algorithm, connectivity), connectivity == 26)
+          << to_string(algorithm) << " " << connectivity;
+    }
+  }
+  for (int connectivity : {0, 4, 8, 27}) {
+    EXPECT_FALSE(supports(Algorithm::automatic, connectivity)) << connectivity;
+    for (Algorithm algorithm : all_algorithms()) {
+      EXPECT_FALSE(supports(algorithm, connectivity))
+          << to_string(algorithm) << " " << connectivity;
+    }
+  }
 }
 
 TEST(Errors, TooManyVoxelsIsInvalid) {
@@ -64,21 +129,29 @@ TEST(Errors, CudaBackendWithoutDeviceThrowsNoCudaDevice) {
 TEST(Names, UnknownNamesAreInvalid) {
   EXPECT_THROW(parse_algorithm("nope"), InvalidArgument);
   EXPECT_THROW(parse_algorithm(""), InvalidArgument);
+  EXPECT_THROW(parse_algorithm("automatic"), InvalidArgument);
   EXPECT_THROW(parse_backend("nope"), InvalidArgument);
 }
 
 TEST(Names, RoundTrip) {
-  EXPECT_EQ(all_algorithms().size(), 4u);
+  EXPECT_EQ(all_algorithms(),
+            (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke,
+                                    Algorithm::bke_ic, Algorithm::uf}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }
+  EXPECT_EQ(parse_algorithm(to_string(Algorithm::automatic)), Algorithm::automatic);
   for (Backend backend : {Backend::automatic, Backend::cuda, Backend::cpu}) {
     EXPECT_EQ(parse_backend(to_string(backend)), backend) << to_string(backend);
   }
+  EXPECT_EQ(to_string(Algorithm::automatic), "auto");
   EXPECT_EQ(to_string(Algorithm::buf), "buf");
   EXPECT_EQ(to_string(Algorithm::buf_ic), "buf-ic");
   EXPECT_EQ(to_string(Algorithm::bke), "bke");
   EXPECT_EQ(to_string(Algorithm::bke_ic), "bke-ic");
+  EXPECT_EQ(to_string(Algorithm::uf), "uf");
+  EXPECT_EQ(parse_algorithm("auto"), Algorithm::automatic);
+  EXPECT_EQ(parse_algorithm("uf"), Algorithm::uf);
   EXPECT_EQ(to_string(Backend::automatic), "auto");
   EXPECT_EQ((Extent3{3, 2, 1}).to_string(), "3x2x1");
 }

@@ -1,6 +1,7 @@
-// ITK's ConnectedComponentImageFilter (fully connected: 26-connectivity) as a second,
-// independent oracle: volccl, ITK and the reference labeler must agree byte for byte on
-// synthetic volumes and on real brain MRI and EM masks. The only ITK translation unit of the
+// ITK's ConnectedComponentImageFilter as a second, independent oracle: FullyConnected on is
+// 26-connectivity, off (ITK's default) is 6-connectivity; ITK has no 18. volccl, ITK and the
+// reference labeler must agree byte for byte at both, on synthetic volumes and on real brain
+// MRI and EM masks. The only ITK translation unit of the
 // tests, in its own program, so the labeling tests run where ITK is not installed.
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -34,7 +36,8 @@ struct OracleLabels {
   std::uint32_t component_count = 0;
 };
 
-OracleLabels itk_label(const Volume& volume) {
+// ITK's labels of `volume` at `connectivity`, 6 (FullyConnected off) or 26 (on).
+OracleLabels itk_label(const Volume& volume, int connectivity) {
   auto image = MaskImage::New();
   MaskImage::SizeType size;
   size[0] = volume.extent.x;
@@ -46,21 +49,24 @@ OracleLabels itk_label(const Volume& volume) {
 
   auto filter = itk::ConnectedComponentImageFilter<MaskImage, LabelImage>::New();
   filter->SetInput(image);
-  filter->FullyConnectedOn();
+  filter->SetFullyConnected(connectivity == 26);
   filter->Update();
   const unsigned int* labels = filter->GetOutput()->GetBufferPointer();
   return {std::vector<std::uint32_t>(labels, labels + volume.extent.voxel_count()),
           static_cast<std::uint32_t>(filter->GetObjectCount())};
 }
 
-// Every algorithm on the CPU and, when a device is present, on CUDA.
-std::vector<LabelOptions> volccl_configurations() {
+// Every algorithm that supports `connectivity`, on the CPU and, when a device is present, on
+// CUDA.
+std::vector<LabelOptions> volccl_configurations(int connectivity) {
   std::vector<LabelOptions> configurations;
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
     if (backend == Backend::cuda && !cuda_available()) continue;
     for (Algorithm algorithm : all_algorithms()) {
+      if (!supports(algorithm, connectivity)) continue;
       LabelOptions options;
       options.algorithm = algorithm;
+      options.connectivity = connectivity;
       options.backend = backend;
       configurations.push_back(options);
     }
@@ -79,17 +85,20 @@ std::vector<LabelOptions> volccl_configurations() {
   return equal;
 }
 
-// The reference labeler, and volccl in every configuration, against ITK's labels of `volume`.
-::testing::AssertionResult all_agree_with(const OracleLabels& itk, const Volume& volume) {
-  ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+// The reference labeler, and volccl in every configuration, against ITK's labels of `volume`
+// at `connectivity`.
+::testing::AssertionResult all_agree_with(const OracleLabels& itk, const Volume& volume,
+                                          int connectivity) {
+  ReferenceLabels reference = reference_label(volume.voxels, volume.extent, connectivity);
   ::testing::AssertionResult result =
       agree("the reference labeler", {std::move(reference.labels), reference.component_count}, itk,
             volume.extent);
   if (!result) return result;
-  for (const LabelOptions& options : volccl_configurations()) {
+  for (const LabelOptions& options : volccl_configurations(connectivity)) {
     VolcclRun run = run_volccl(volume, options);
-    const std::string who =
-        "volccl " + to_string(options.algorithm) + " on " + to_string(run.result.backend_used);
+    const std::string who = "volccl " + to_string(options.algorithm) + " at " +
+                            std::to_string(connectivity) + "-connectivity on " +
+                            to_string(run.result.backend_used);
     result =
         agree(who.c_str(), {std::move(run.labels), run.result.component_count}, itk, volume.extent);
     if (!result) return result;
@@ -97,11 +106,24 @@ std::vector<LabelOptions> volccl_configurations() {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult all_agree_with_itk(const Volume& volume) {
-  return all_agree_with(itk_label(volume), volume);
+::testing::AssertionResult all_agree_with_itk(const Volume& volume, int connectivity) {
+  return all_agree_with(itk_label(volume, connectivity), volume, connectivity);
 }
 
-TEST(ItkOracle, RandomGranularVolumes) {
+// ITK's two connectivities: 6 (FullyConnected off) and 26 (on).
+class ItkOracle : public ::testing::TestWithParam<int> {
+ protected:
+  int connectivity() const { return GetParam(); }
+  ::testing::AssertionResult all_agree_with_itk(const Volume& volume) const {
+    return test::all_agree_with_itk(volume, connectivity());
+  }
+};
+
+std::string connectivity_name(const ::testing::TestParamInfo<int>& info) {
+  return "c" + std::to_string(info.param);
+}
+
+TEST_P(ItkOracle, RandomGranularVolumes) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
   const Extent3 extents[] = {{33, 17, 9}, {64, 64, 64}, {31, 45, 20}, {100, 3, 7}, {1, 1, 50}};
@@ -117,17 +139,19 @@ TEST(ItkOracle, RandomGranularVolumes) {
   }
 }
 
-TEST(ItkOracle, HilbertCurves) {
+TEST_P(ItkOracle, HilbertCurves) {
   for (unsigned order = 1; order <= 6; ++order) {
     ASSERT_TRUE(all_agree_with_itk(data::hilbert(order, 128))) << "order " << order;
   }
 }
 
-TEST(ItkOracle, CheckerboardsSpiralsAndShells) {
+TEST_P(ItkOracle, CheckerboardsSpiralsAndShells) {
   ASSERT_TRUE(all_agree_with_itk(data::checkerboard({33, 17, 9})));
   ASSERT_TRUE(all_agree_with_itk(data::spiral({64, 33, 7})));
   ASSERT_TRUE(all_agree_with_itk(data::shells({65, 48, 33}, 2)));
 }
+
+INSTANTIATE_TEST_SUITE_P(Connectivity, ItkOracle, ::testing::Values(6, 26), connectivity_name);
 
 std::filesystem::path data_directory() {
   if (const char* directory = std::getenv("VOLCCL_DATA")) return directory;
@@ -159,37 +183,46 @@ Volume read_otsu_binarized(const std::filesystem::path& path) {
 
 struct BrainVolume {
   const char* path;  // relative to the data directory
-  // At 26-connectivity: the data directory's README gives them, except KmeansTest's, which
-  // numpy's Otsu and scipy.ndimage.label gave here.
-  std::uint32_t components;
+  // The data directory's README gives them, except KmeansTest's, which numpy's Otsu and
+  // scipy.ndimage.label gave here.
+  std::uint32_t components_6;
+  std::uint32_t components_26;
 };
 
 void PrintTo(const BrainVolume& volume, std::ostream* out) { *out << volume.path; }
 
-class RealBrainVolumes : public ::testing::TestWithParam<BrainVolume> {};
+class RealBrainVolumes : public ::testing::TestWithParam<std::tuple<BrainVolume, int>> {};
 
 TEST_P(RealBrainVolumes, OtsuMaskAgreesWithItk) {
-  const std::filesystem::path path = data_directory() / GetParam().path;
+  const auto& [brain, connectivity] = GetParam();
+  const std::filesystem::path path = data_directory() / brain.path;
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "missing " << path;
   const Volume volume = read_otsu_binarized(path);
-  const OracleLabels itk = itk_label(volume);
-  ASSERT_TRUE(all_agree_with(itk, volume)) << path;
-  EXPECT_EQ(itk.component_count, GetParam().components) << path;
+  const OracleLabels itk = itk_label(volume, connectivity);
+  ASSERT_TRUE(all_agree_with(itk, volume, connectivity)) << path;
+  EXPECT_EQ(itk.component_count, connectivity == 6 ? brain.components_6 : brain.components_26)
+      << path << " at " << connectivity << "-connectivity";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Brains, RealBrainVolumes,
-    ::testing::Values(BrainVolume{"brain_itk_example/KmeansTest_T1UCharRaw.nii.gz", 17},
-                      BrainVolume{"brain_colin27_mricron/ch2bet.nii.gz", 49},
-                      BrainVolume{"brain_oasis1_neurite/OASIS_OAS1_0455_MR1/aligned_norm.nii.gz",
-                                  107}),
-    [](const ::testing::TestParamInfo<BrainVolume>& info) {
-      return std::filesystem::path(info.param.path).begin()->string();
+    ::testing::Combine(
+        ::testing::Values(
+            BrainVolume{"brain_itk_example/KmeansTest_T1UCharRaw.nii.gz", 344, 17},
+            BrainVolume{"brain_colin27_mricron/ch2bet.nii.gz", 133, 49},
+            BrainVolume{"brain_oasis1_neurite/OASIS_OAS1_0455_MR1/aligned_norm.nii.gz", 397, 107}),
+        ::testing::Values(6, 26)),
+    [](const ::testing::TestParamInfo<std::tuple<BrainVolume, int>>& info) {
+      return std::filesystem::path(std::get<0>(info.param).path).begin()->string() + "_c" +
+             std::to_string(std::get<1>(info.param));
     });
 
 // The Lucchi++ mitochondria masks of the EPFL CA1 hippocampus stack: 165 slices of
 // 1024x768, named 0.png .. 164.png.
-TEST(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
+class RealEmVolumes : public ::testing::TestWithParam<int> {};
+
+TEST_P(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
+  const int connectivity = GetParam();
   const std::filesystem::path directory =
       data_directory() / "em_mitochondria_lucchi_pp" / "Lucchi++" / "Train_Out";
   if (!std::filesystem::is_directory(directory)) GTEST_SKIP() << "missing " << directory;
@@ -211,10 +244,13 @@ TEST(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
       volume.voxels[z * slice_size + i] = pixels[i] > 0 ? 1 : 0;
     }
   }
-  const OracleLabels itk = itk_label(volume);
-  ASSERT_TRUE(all_agree_with(itk, volume));
-  EXPECT_EQ(itk.component_count, 43u) << "the count the data directory's README gives";
+  const OracleLabels itk = itk_label(volume, connectivity);
+  ASSERT_TRUE(all_agree_with(itk, volume, connectivity));
+  // The count the data directory's README gives; scipy.ndimage.label finds 43 at 6 as well.
+  EXPECT_EQ(itk.component_count, 43u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Connectivity, RealEmVolumes, ::testing::Values(6, 26), connectivity_name);
 
 }  // namespace
 }  // namespace volccl::test

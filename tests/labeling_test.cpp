@@ -1,7 +1,11 @@
-// Every algorithm on every backend against the reference labeler, on volumes chosen to break
-// block-based labelers: tiny and odd extents, lines, diagonal-only contacts across block
-// boundaries, checkerboards, long snakes and random volumes of every density and granularity.
+// Every algorithm at every connectivity it supports (the block-based ones at 26, UF at 6, 18
+// and 26), on every backend, against the reference labeler at that connectivity, on volumes
+// chosen to break labelers: tiny and odd extents, lines, diagonal-only contacts across block
+// boundaries (where 6, 18 and 26 differ), checkerboards, long snakes and random volumes of
+// every density and granularity.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -44,7 +48,17 @@ std::vector<Offset> half_of_the_26_directions() {
   return directions;
 }
 
-class Labeling : public ::testing::TestWithParam<std::tuple<Algorithm, Backend>> {
+// Whether two voxels `offset` apart are neighbours under `connectivity`: their city-block
+// distance is at most 1 (6), 2 (18) or 3 (26).
+bool neighbours(const Offset& offset, int connectivity) {
+  const int distance = std::abs(offset.x) + std::abs(offset.y) + std::abs(offset.z);
+  return distance <= (connectivity == 6 ? 1 : connectivity == 18 ? 2 : 3);
+}
+
+// (algorithm, connectivity, backend)
+using LabelingParameter = std::tuple<Algorithm, int, Backend>;
+
+class Labeling : public ::testing::TestWithParam<LabelingParameter> {
  protected:
   void SetUp() override {
     if (backend() == Backend::cuda && !cuda_available()) {
@@ -52,11 +66,13 @@ class Labeling : public ::testing::TestWithParam<std::tuple<Algorithm, Backend>>
     }
   }
 
-  Backend backend() const { return std::get<1>(GetParam()); }
+  int connectivity() const { return std::get<1>(GetParam()); }
+  Backend backend() const { return std::get<2>(GetParam()); }
 
   LabelOptions options() const {
     LabelOptions options;
     options.algorithm = std::get<0>(GetParam());
+    options.connectivity = connectivity();
     options.backend = backend();
     return options;
   }
@@ -95,6 +111,7 @@ TEST_P(Labeling, EmptyAndFullVolumes) {
       const Volume volume{extent, std::vector<std::uint8_t>(extent.voxel_count(), value)};
       const VolcclRun run = run_volccl(volume, options());
       EXPECT_EQ(run.result.component_count, value) << extent.to_string();
+      EXPECT_EQ(run.result.algorithm_used, std::get<0>(GetParam()));
       ASSERT_TRUE(labels_equal(std::vector<std::uint32_t>(extent.voxel_count(), value), run.labels,
                                extent));
     }
@@ -119,20 +136,32 @@ TEST_P(Labeling, OddSizesAndLines) {
   }
 }
 
+// Each colour of a checkerboard touches itself only by edges and corners: one component under
+// 18- and 26-connectivity when two sides are longer than 1 (a line's voxels stay apart), one
+// component per voxel under 6-connectivity.
 TEST_P(Labeling, Checkerboards) {
   const Extent3 extents[] = {{2, 2, 2}, {3, 3, 3}, {4, 4, 4},   {5, 6, 7},   {1, 8, 8},
                              {8, 8, 1}, {1, 1, 9}, {33, 17, 9}, {64, 64, 64}};
   for (const Extent3& extent : extents) {
+    const bool line = (extent.x > 1) + (extent.y > 1) + (extent.z > 1) < 2;
     Volume volume = data::checkerboard(extent);
-    ASSERT_TRUE(matches_reference(volume)) << "even checkerboard";
-    for (std::uint8_t& voxel : volume.voxels) voxel ^= 1;
-    ASSERT_TRUE(matches_reference(volume)) << "odd checkerboard";
+    for (const char* colour : {"even", "odd"}) {
+      const auto voxels =
+          static_cast<std::uint32_t>(std::count(volume.voxels.begin(), volume.voxels.end(), 1));
+      const std::uint32_t expected = connectivity() == 6 || line ? voxels : 1;
+      EXPECT_EQ(run_volccl(volume, options()).result.component_count, expected)
+          << colour << " checkerboard " << extent.to_string();
+      ASSERT_TRUE(matches_reference(volume)) << colour << " checkerboard";
+      for (std::uint8_t& voxel : volume.voxels) voxel ^= 1;
+    }
   }
 }
 
 // Two voxels touching only by a face, an edge or a corner, in each of the 13 directions and at
 // every position in a 5x5x5 volume, so every parity relative to the 2x2x2 blocks and the
-// volume's odd border is met; then the same pairs one voxel apart, which must stay apart.
+// volume's odd border is met: one component when the connectivity counts that contact, two
+// otherwise (edges under 6, corners under 6 and 18). Then the same pairs one voxel apart,
+// which must stay apart.
 TEST_P(Labeling, SingleContactsInAllThirteenDirections) {
   const Extent3 extent{5, 5, 5};
   for (const Offset& direction : half_of_the_26_directions()) {
@@ -147,7 +176,8 @@ TEST_P(Labeling, SingleContactsInAllThirteenDirections) {
             set_voxel(volume, x, y, z);
             set_voxel(volume, x2, y2, z2);
             const VolcclRun run = run_volccl(volume, options());
-            ASSERT_EQ(run.result.component_count, static_cast<std::uint32_t>(gap))
+            const bool touching = gap == 1 && neighbours(direction, connectivity());
+            ASSERT_EQ(run.result.component_count, touching ? 1u : 2u)
                 << "voxels (" << x << "," << y << "," << z << ") and (" << x2 << "," << y2 << ","
                 << z2 << ")";
             ASSERT_TRUE(matches_reference(volume));
@@ -246,17 +276,31 @@ std::string identifier(std::string name) {
   return name;
 }
 
-std::string parameter_name(const ::testing::TestParamInfo<Labeling::ParamType>& info) {
-  return identifier(to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)));
+// "uf_c6_cpu", "buf_ic_c26_cuda".
+std::string parameter_name(Algorithm algorithm, int connectivity) {
+  return identifier(to_string(algorithm)) + "_c" + std::to_string(connectivity);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Labeling,
-                         ::testing::Combine(::testing::ValuesIn(all_algorithms()),
-                                            ::testing::Values(Backend::cpu, Backend::cuda)),
-                         parameter_name);
+std::vector<LabelingParameter> labeling_parameters() {
+  std::vector<LabelingParameter> parameters;
+  for (const auto& [algorithm, connectivity] : supported_pairs()) {
+    for (Backend backend : {Backend::cpu, Backend::cuda}) {
+      parameters.emplace_back(algorithm, connectivity, backend);
+    }
+  }
+  return parameters;
+}
+
+std::string labeling_name(const ::testing::TestParamInfo<LabelingParameter>& info) {
+  return parameter_name(std::get<0>(info.param), std::get<1>(info.param)) + "_" +
+         to_string(std::get<2>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Labeling, ::testing::ValuesIn(labeling_parameters()),
+                         labeling_name);
 
 // The CPU backend's result may not depend on how many threads share the work.
-class CpuThreads : public ::testing::TestWithParam<Algorithm> {};
+class CpuThreads : public ::testing::TestWithParam<std::pair<Algorithm, int>> {};
 
 TEST_P(CpuThreads, OneAndThreeThreadsAgree) {
   const std::uint32_t seed = test_seed();
@@ -267,7 +311,8 @@ TEST_P(CpuThreads, OneAndThreeThreadsAgree) {
                             data::hilbert(5, 64), data::spiral({65, 63, 9})};
   for (const Volume& volume : volumes) {
     LabelOptions options;
-    options.algorithm = GetParam();
+    options.algorithm = GetParam().first;
+    options.connectivity = GetParam().second;
     options.backend = Backend::cpu;
     options.cpu_threads = 1;
     const VolcclRun one_thread = run_volccl(volume, options);
@@ -279,9 +324,9 @@ TEST_P(CpuThreads, OneAndThreeThreadsAgree) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads, ::testing::ValuesIn(all_algorithms()),
-                         [](const ::testing::TestParamInfo<Algorithm>& info) {
-                           return identifier(to_string(info.param));
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads, ::testing::ValuesIn(supported_pairs()),
+                         [](const ::testing::TestParamInfo<std::pair<Algorithm, int>>& info) {
+                           return parameter_name(info.param.first, info.param.second);
                          });
 
 TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
@@ -292,6 +337,25 @@ TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
   EXPECT_EQ(run.result.backend_used, cuda_available() ? Backend::cuda : Backend::cpu)
       << cuda_device_description();
   ASSERT_TRUE(matches_reference(volume, options));
+}
+
+// Algorithm::automatic, the default, picks BUF for 26-connectivity and UF for 6 and 18, and
+// says so in algorithm_used.
+TEST(AutomaticAlgorithm, BufAt26AndUfAt6And18) {
+  EXPECT_EQ(LabelOptions{}.algorithm, Algorithm::automatic);
+  const Volume volume = data::random_granular({33, 17, 9}, 0.5, 1, 11);
+  for (Backend backend : {Backend::cpu, Backend::cuda}) {
+    if (backend == Backend::cuda && !cuda_available()) continue;
+    for (int connectivity : {6, 18, 26}) {
+      LabelOptions options;
+      options.connectivity = connectivity;
+      options.backend = backend;
+      const VolcclRun run = run_volccl(volume, options);
+      EXPECT_EQ(run.result.algorithm_used, connectivity == 26 ? Algorithm::buf : Algorithm::uf)
+          << connectivity << "-connectivity on " << to_string(backend);
+      ASSERT_TRUE(matches_reference(volume, options));
+    }
+  }
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Cross-checks the volccl command line against scipy.ndimage.label at 26-connectivity.
+"""Cross-checks the volccl command line against scipy.ndimage.label at 6-, 18- and 26-connectivity.
 
 Writes random and structured binary masks as MetaImage (.mha) files, labels each with
-`volccl label IN.mha -o OUT.mha --device DEVICE --algorithm A` for every algorithm, and
-compares OUT.mha byte for byte with scipy.ndimage.label(mask, structure=np.ones((3, 3, 3))):
-both number the components 1..N in raster order of their first voxel.
+`volccl label IN.mha -o OUT.mha --device DEVICE --connectivity C --algorithm A` for every
+connectivity C and every algorithm A that supports it (all of them at 26; uf and auto at 6 and
+18), and compares OUT.mha byte for byte with scipy.ndimage.label(mask, structure=S), S being
+scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3) for 6, 18 or 26: both number the
+components 1..N in raster order of their first voxel.
 
 Needs only Python 3 with numpy and scipy, so it runs wherever the volccl binary is carried:
 
@@ -30,7 +32,14 @@ except ImportError as error:
     print(f"skipped: {sys.executable} cannot import numpy and scipy ({error})")
     sys.exit(77)
 
-ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic"]
+ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "auto"]
+# The algorithms that label with 6 and 18: the block-based ones need 26.
+ALGORITHMS_6_18 = ["uf", "auto"]
+CONNECTIVITIES = [26, 6, 18]
+# scipy's structure of each connectivity: the neighbours within city-block distance 1, 2 or 3.
+STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),
+              18: scipy.ndimage.generate_binary_structure(3, 2),
+              26: scipy.ndimage.generate_binary_structure(3, 3)}
 
 # MetaImage element types and the numpy types of their voxels (little-endian unless the
 # header says otherwise).
@@ -124,22 +133,22 @@ def first_difference(expected, actual):
             f"{expected.ravel()[index]}, actual {actual.ravel()[index]}")
 
 
-def check(volccl, device, algorithm, name, mask, workdir):
+def check(volccl, device, connectivity, algorithm, name, mask, workdir):
     """Returns None when volccl agrees with scipy, else what went wrong."""
     input_path = workdir / f"{name}.mha"
-    output_path = workdir / f"{name}_{algorithm}_labels.mha"
+    output_path = workdir / f"{name}_c{connectivity}_{algorithm}_labels.mha"
     if not input_path.exists():
         write_mha(input_path, mask)
     output_path.unlink(missing_ok=True)
-    command = [volccl, "label", str(input_path), "-o", str(output_path),
-               "--device", device, "--algorithm", algorithm, "--quiet"]
+    command = [volccl, "label", str(input_path), "-o", str(output_path), "--device", device,
+               "--connectivity", str(connectivity), "--algorithm", algorithm, "--quiet"]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
         return f"`{' '.join(command)}` failed with status {run.returncode}: {run.stderr.strip()}"
     labels, element_type = read_mha(output_path)
     if element_type != "MET_UINT":
         return f"labels are {element_type}, expected MET_UINT (uint32)"
-    expected, count = scipy.ndimage.label(mask, structure=np.ones((3, 3, 3)))
+    expected, count = scipy.ndimage.label(mask, structure=STRUCTURES[connectivity])
     expected = expected.astype("<u4")
     if labels.shape != expected.shape:
         return f"labels have shape {labels.shape}, the mask {expected.shape}"
@@ -155,7 +164,10 @@ def main():
     parser.add_argument("--volccl", default=os.environ.get("VOLCCL_BIN", "volccl"),
                         help="the volccl binary (default: $VOLCCL_BIN, else volccl on PATH)")
     parser.add_argument("--device", default="cpu", choices=["auto", "cuda", "cpu"])
-    parser.add_argument("--algorithms", nargs="+", default=ALGORITHMS, choices=ALGORITHMS)
+    parser.add_argument("--algorithms", nargs="+", default=ALGORITHMS, choices=ALGORITHMS,
+                        help="at 6 and 18 only those among uf and auto run (default: all)")
+    parser.add_argument("--connectivities", nargs="+", type=int, default=CONNECTIVITIES,
+                        choices=CONNECTIVITIES, help="(default: 26 6 18)")
     parser.add_argument("--seed", type=int,
                         default=int(os.environ.get("VOLCCL_TEST_SEED", random.randrange(2**32))),
                         help="seed of the random masks (default: $VOLCCL_TEST_SEED, else fresh)")
@@ -178,11 +190,15 @@ def main():
     failures = 0
     try:
         for name, mask in masks(args.seed):
-            for algorithm in args.algorithms:
-                problem = check(volccl, args.device, algorithm, name, mask, workdir)
-                print(f"{'FAIL' if problem else 'ok  '} {name} {algorithm}"
-                      + (f": {problem}" if problem else ""))
-                failures += problem is not None
+            for connectivity in args.connectivities:
+                for algorithm in args.algorithms:
+                    if connectivity != 26 and algorithm not in ALGORITHMS_6_18:
+                        continue
+                    problem = check(volccl, args.device, connectivity, algorithm, name, mask,
+                                    workdir)
+                    print(f"{'FAIL' if problem else 'ok  '} {name} c{connectivity} {algorithm}"
+                          + (f": {problem}" if problem else ""))
+                    failures += problem is not None
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -40,15 +40,37 @@ Backend expected_backend(Backend requested) {
   return cuda_available() ? Backend::cuda : Backend::cpu;
 }
 
+Algorithm expected_algorithm(const LabelOptions& options) {
+  if (options.algorithm != Algorithm::automatic) return options.algorithm;
+  return options.connectivity == 26 ? Algorithm::buf : Algorithm::uf;
+}
+
+std::vector<std::pair<Algorithm, int>> supported_pairs() {
+  std::vector<std::pair<Algorithm, int>> pairs;
+  for (Algorithm algorithm : all_algorithms()) {
+    for (int connectivity : {6, 18, 26}) {
+      if (supports(algorithm, connectivity)) pairs.emplace_back(algorithm, connectivity);
+    }
+  }
+  return pairs;
+}
+
 ::testing::AssertionResult matches_reference(const data::Volume& volume,
                                              const LabelOptions& options) {
   const VolcclRun run = run_volccl(volume, options);
-  const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+  const ReferenceLabels reference =
+      reference_label(volume.voxels, volume.extent, options.connectivity);
   const std::string where = volume.extent.to_string() + ", " + to_string(options.algorithm) +
-                            " on " + to_string(options.backend);
+                            " at " + std::to_string(options.connectivity) + "-connectivity on " +
+                            to_string(options.backend);
   if (run.result.backend_used != expected_backend(options.backend)) {
     return ::testing::AssertionFailure()
            << where << ": ran on " << to_string(run.result.backend_used);
+  }
+  if (run.result.algorithm_used != expected_algorithm(options)) {
+    return ::testing::AssertionFailure()
+           << where << ": algorithm_used is " << to_string(run.result.algorithm_used)
+           << ", expected " << to_string(expected_algorithm(options));
   }
   if (run.result.component_count != reference.component_count) {
     return ::testing::AssertionFailure()

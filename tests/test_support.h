@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -38,13 +39,20 @@ VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options);
 ::testing::AssertionResult labels_equal(const std::vector<std::uint32_t>& expected,
                                         const std::vector<std::uint32_t>& actual, Extent3 extent);
 
-// Runs volccl with `options` and checks labels, component count and backend_used against the
-// reference labeler at 26-connectivity.
+// Runs volccl with `options` and checks labels, component count, algorithm_used and
+// backend_used against the reference labeler at options.connectivity.
 ::testing::AssertionResult matches_reference(const data::Volume& volume,
                                              const LabelOptions& options);
 
 // The backend a run with `requested` must report.
 Backend expected_backend(Backend requested);
+// The algorithm a run with `options` must report: the one asked for, or for
+// Algorithm::automatic BUF at 26-connectivity and UF at 6 and 18.
+Algorithm expected_algorithm(const LabelOptions& options);
+
+// The (algorithm, connectivity) pairs volccl::supports, for every concrete algorithm and
+// connectivity 6, 18 and 26.
+std::vector<std::pair<Algorithm, int>> supported_pairs();
 
 // The seed of this test's random volumes: VOLCCL_TEST_SEED when set, else a fresh one from
 // std::random_device, so every run explores new volumes.

@@ -6,7 +6,7 @@
 
 Standard library only. Inputs other than the bundled sample are small MetaImage (.mha) files
 written here; outputs are read back from their NIfTI or MetaImage bytes, and labels are checked
-against a breadth-first 26-connected labeling written here. Exit status: 0 pass, 1 fail,
+against a breadth-first 6-, 18- or 26-connected labeling written here. Exit status: 0 pass, 1 fail,
 77 skipped (ctest SKIP_RETURN_CODE).
 """
 
@@ -26,7 +26,12 @@ import tempfile
 SKIPPED = 77
 SAMPLE_SIZE = (128, 128, 62)
 SAMPLE_OTSU_COMPONENTS = 17  # data/samples/README.md
-ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic")
+# The same mask at 6- and 18-connectivity: ITK's ConnectedComponentImageFilter with
+# FullyConnected off finds 344 (tests/itk_oracle_test.cpp, KmeansTest_T1UCharRaw is this volume),
+# as do scipy.ndimage.label and label() below; scipy finds 39 at 18.
+SAMPLE_OTSU_COMPONENTS_6 = 344
+SAMPLE_OTSU_COMPONENTS_18 = 39
+ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic", "uf")
 
 CASES = {}
 
@@ -86,14 +91,16 @@ def expect_files(directory, names):
 
 
 SUMMARY = re.compile(r"^labeled (\d+)x(\d+)x(\d+) voxels: (\d+) components? "
-                     r"\((buf|buf-ic|bke|bke-ic) on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
+                     r"\((buf|buf-ic|bke|bke-ic|uf), (6|18|26)-connectivity, "
+                     r"on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
 
 
 def parse_summary(line):
+    """(size, components, algorithm used, connectivity, device) of the summary line."""
     match = SUMMARY.match(line)
     expect(match is not None, f"unexpected summary line {line!r}")
     size = tuple(int(match.group(i)) for i in (1, 2, 3))
-    return size, int(match.group(4)), match.group(5), match.group(6)
+    return size, int(match.group(4)), match.group(5), int(match.group(6)), match.group(7)
 
 
 # ---- image files -----------------------------------------------------------------------------
@@ -184,13 +191,15 @@ def close(a, b, tolerance=1e-4):
 # ---- the labels volccl must write --------------------------------------------------------------
 
 
-def label26(mask, size):
-    """26-connected labels numbered in raster order of each component's first voxel."""
+def label(mask, size, connectivity=26):
+    """Labels numbered in raster order of each component's first voxel; the neighbours are
+    the voxels at city-block distance 1 (6-connectivity), up to 2 (18) or up to 3 (26)."""
     nx, ny, nz = size
     labels = [0] * len(mask)
     count = 0
+    reach = {6: 1, 18: 2, 26: 3}[connectivity]
     neighbours = [(dx, dy, dz) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
-                  if (dx, dy, dz) != (0, 0, 0)]
+                  if 0 < abs(dx) + abs(dy) + abs(dz) <= reach]
     for start, foreground in enumerate(mask):
         if not foreground or labels[start]:
             continue
@@ -229,8 +238,9 @@ def label_sample(cli, work):
     result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", cwd=work)
     expect_success(result)
     expect(result.stderr == "", "unexpected stderr:\n" + describe(result))
-    size, count, algorithm, _ = parse_summary(result.stdout.rstrip("\n"))
-    expect((size, count, algorithm) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS, "buf"),
+    size, count, algorithm, connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
+    expect((size, count, algorithm, connectivity) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS, "buf",
+                                                       26),
            f"unexpected summary {result.stdout!r}")
     expect_files(work, ["labels.nii.gz"])
 
@@ -251,17 +261,73 @@ def label_sample(cli, work):
 @case
 def every_algorithm_same_labels(cli, work):
     written = {}
-    for algorithm in ALGORITHMS:
+    for algorithm in ("auto", *ALGORITHMS):
         output = f"{algorithm}.mha"
         result = cli.run("label", cli.sample, "--otsu", "--algorithm", algorithm, "--device",
                          "cpu", "-o", output, cwd=work)
         expect_success(result)
-        _, count, used, device = parse_summary(result.stdout.rstrip("\n"))
-        expect((count, used) == (SAMPLE_OTSU_COMPONENTS, algorithm) and device.startswith("CPU"),
-               f"unexpected summary {result.stdout!r}")
+        _, count, used, connectivity, device = parse_summary(result.stdout.rstrip("\n"))
+        expected_used = "buf" if algorithm == "auto" else algorithm
+        expect((count, used, connectivity) == (SAMPLE_OTSU_COMPONENTS, expected_used, 26)
+               and device.startswith("CPU"), f"unexpected summary {result.stdout!r}")
         written[algorithm] = read_meta(os.path.join(work, output))[1]
-    for algorithm in ALGORITHMS:
+    for algorithm in written:
         expect(written[algorithm] == written["bke"], f"{algorithm} labels differ from bke's")
+
+
+@case
+def sample_at_6_and_18(cli, work):
+    # The foreground of the sample's Otsu mask, from the 26-connected labels.
+    expect_success(cli.run("label", cli.sample, "--otsu", "-o", "labels26.mha", cwd=work))
+    mask = [value != 0 for value in read_meta(os.path.join(work, "labels26.mha"))[1]]
+    for connectivity, components in ((6, SAMPLE_OTSU_COMPONENTS_6),
+                                     (18, SAMPLE_OTSU_COMPONENTS_18)):
+        expected, expected_count = label(mask, SAMPLE_SIZE, connectivity)
+        expect(expected_count == components,
+               f"the oracle finds {expected_count} components at {connectivity}")
+        for algorithm in ("auto", "uf"):
+            output = f"labels{connectivity}_{algorithm}.mha"
+            result = cli.run("label", cli.sample, "--otsu", "--connectivity", str(connectivity),
+                             "--algorithm", algorithm, "--device", "cpu", "-o", output, cwd=work)
+            expect_success(result)
+            size, count, used, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
+            expect((size, count, used, said_connectivity) ==
+                   (SAMPLE_SIZE, components, "uf", connectivity),
+                   f"unexpected summary {result.stdout!r}")
+            expect(list(read_meta(os.path.join(work, output))[1]) == expected,
+                   f"{algorithm} labels at {connectivity}-connectivity differ from the oracle's")
+
+
+@case
+def connectivity_6_18_26(cli, work):
+    # A random volume and a checkerboard, where the three connectivities give different counts.
+    generator = random.Random(5)
+    volumes = {
+        "random": ((23, 19, 17), [generator.random() < 0.4 for _ in range(23 * 19 * 17)]),
+        "checkerboard": ((7, 8, 9), [(x + y + z) % 2 == 0
+                                     for z in range(9) for y in range(8) for x in range(7)]),
+    }
+    counts = {}
+    for name, (size, mask) in volumes.items():
+        write_mha(os.path.join(work, f"{name}.mha"), size, mask, "MET_UCHAR")
+        for connectivity in (6, 18, 26):
+            expected, counts[name, connectivity] = label(mask, size, connectivity)
+            for algorithm in ("auto", "uf"):
+                result = cli.run("label", f"{name}.mha", "--connectivity", str(connectivity),
+                                 "--algorithm", algorithm, "-o", "labels.mha", "--force",
+                                 cwd=work)
+                expect_success(result)
+                _, count, used, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
+                expected_used = "buf" if algorithm == "auto" and connectivity == 26 else "uf"
+                expect((count, used, said_connectivity) ==
+                       (counts[name, connectivity], expected_used, connectivity),
+                       f"{name}: unexpected summary {result.stdout!r}")
+                expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
+                       f"{name}: {algorithm} labels at {connectivity} differ from the oracle's")
+    expect(counts["random", 6] > counts["random", 18] > counts["random", 26],
+           f"the random volume does not tell the connectivities apart: {counts}")
+    expect([counts["checkerboard", c] for c in (6, 18, 26)] ==
+           [sum(volumes["checkerboard"][1]), 1, 1], f"checkerboard counts {counts}")
 
 
 @case
@@ -301,7 +367,7 @@ def foreground_rules(cli, work):
         result = cli.run("label", "input.mha", *arguments, "-o", "labels.mha", "--force",
                          cwd=work)
         expect_success(result)
-        expected, count = label26([is_foreground(v) for v in values], size)
+        expected, count = label([is_foreground(v) for v in values], size)
         _, labels = read_meta(os.path.join(work, "labels.mha"))
         expect(list(labels) == expected, f"labels for {arguments} differ from the oracle's")
         expect(parse_summary(result.stdout.rstrip("\n"))[1] == count,
@@ -316,7 +382,7 @@ def float_threshold(cli, work):
     write_mha(os.path.join(work, "input.mha"), size, values, "MET_FLOAT")
     expect_success(cli.run("label", "input.mha", "--threshold", "0.3:1.2", "-o", "labels.mha",
                            cwd=work))
-    expected, _ = label26([0.3 <= v <= 1.2 for v in values], size)
+    expected, _ = label([0.3 <= v <= 1.2 for v in values], size)
     expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
            "labels differ from the oracle's")
 
@@ -471,12 +537,28 @@ def multi_component_input_refused(cli, work):
 
 @case
 def unsupported_connectivity(cli, work):
-    for connectivity in ("6", "18"):
+    for connectivity in ("8", "4", "27", "0"):
         expect_error(cli.run("label", cli.sample, "--connectivity", connectivity, "-o",
                              "labels.nii.gz", cwd=work), 2,
-                     f"connectivity {connectivity} is not supported", "26")
-    expect_success(cli.run("label", cli.sample, "--connectivity", "26", "-o", "labels.nii.gz",
-                           cwd=work))
+                     "--connectivity", f"connectivity {connectivity} does not exist",
+                     "6, 18 or 26")
+    expect_error(cli.run("label", cli.sample, "--connectivity", "six", "-o", "labels.nii.gz",
+                         cwd=work), 2, "--connectivity", "six")
+    expect_files(work, [])
+    for connectivity in ("6", "18", "26"):
+        expect_success(cli.run("label", cli.sample, "--connectivity", connectivity, "-o",
+                               "labels.nii.gz", "--force", cwd=work))
+
+
+@case
+def block_algorithm_needs_26(cli, work):
+    for algorithm in ("buf", "buf-ic", "bke", "bke-ic"):
+        for connectivity in ("6", "18"):
+            expect_error(cli.run("label", cli.sample, "--algorithm", algorithm,
+                                 "--connectivity", connectivity, "-o", "labels.nii.gz",
+                                 cwd=work), 2,
+                         f"{algorithm} cannot label with {connectivity}-connectivity", "uf")
+    expect_files(work, [])
 
 
 @case
@@ -493,7 +575,7 @@ def device_cuda(cli, work):
     result = cli.run("label", cli.sample, "--otsu", "--device", "cuda", "-o", "labels.nii.gz",
                      cwd=work)
     if result.returncode == 0:  # a GPU is there: it must have been used
-        _, count, _, device = parse_summary(result.stdout.rstrip("\n"))
+        _, count, _, _, device = parse_summary(result.stdout.rstrip("\n"))
         expect(count == SAMPLE_OTSU_COMPONENTS and device.startswith("CUDA: "),
                f"unexpected summary {result.stdout!r}")
         expect_files(work, ["labels.nii.gz"])
@@ -506,7 +588,7 @@ def device_cuda(cli, work):
 def device_auto_says_which(cli, work):
     result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", cwd=work)
     expect_success(result)
-    _, count, _, device = parse_summary(result.stdout.rstrip("\n"))
+    _, count, _, _, device = parse_summary(result.stdout.rstrip("\n"))
     expect(count == SAMPLE_OTSU_COMPONENTS, f"unexpected summary {result.stdout!r}")
     expect(device.startswith("CPU, ") or device.startswith("CUDA: "), f"device {device!r}")
 
@@ -522,6 +604,8 @@ def timings_json(cli, work):
     expect(timings["components"] == SAMPLE_OTSU_COMPONENTS, f"components in {timings}")
     expect(tuple(timings["size"]) == SAMPLE_SIZE, f"size in {timings}")
     expect(timings["device"] in ("cpu", "cuda"), f"device in {timings}")
+    expect((timings["algorithm"], timings["connectivity"]) == ("buf", 26),
+           f"algorithm and connectivity in {timings}")
     steps = ("allocation", "upload", "initialization", "merge", "compression", "relabel",
              "final_labeling", "download", "total")
     expect(sorted(timings["label_ms"]) == sorted(steps), f"label steps in {timings}")
@@ -535,6 +619,14 @@ def timings_json(cli, work):
     expect_success(quiet)
     expect(quiet.stderr == "" and json.loads(quiet.stdout)["components"] >= 1,
            "--timings --quiet:\n" + describe(quiet))
+
+    six = cli.run("label", cli.sample, "--otsu", "--timings", "--connectivity", "6", "-o",
+                  "labels6.nii.gz", cwd=work)
+    expect_success(six)
+    timings = json.loads(six.stdout)
+    expect((timings["components"], timings["algorithm"], timings["connectivity"]) ==
+           (SAMPLE_OTSU_COMPONENTS_6, "uf", 6), f"--connectivity 6: {timings}")
+    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == ("uf", 6), describe(six))
 
 
 @case
@@ -556,6 +648,8 @@ def help_and_version(cli, work):
     for option in ("INPUT", "--output", "--connectivity", "--algorithm", "--device", "--otsu",
                    "--threshold", "--force", "--quiet", "--timings"):
         expect(option in label_help.stdout, f"volccl label --help lacks {option}")
+    for text in ("{6,18,26}", "FullyConnected", "auto", "uf"):
+        expect(text in label_help.stdout, f"volccl label --help lacks {text}")
     version = cli.run("--version")
     expect_success(version)
     expect(re.fullmatch(r"volccl \d+\.\d+\.\d+\n", version.stdout), f"version {version.stdout!r}")
