@@ -72,7 +72,7 @@ LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint
   result.backend_used = Backend::cuda;
   result.algorithm_used = Algorithm::uf;
   StepTimings& timings = result.timings;
-  const VoxelGrid grid = kernels3d::make_voxel_grid(extent, options.connectivity);
+  const VoxelGrid grid = kernels3d::make_voxel_grid(extent);
 
   StepClock allocation_clock;
   RootRanking ranking(extent.voxel_count(), stream);
@@ -85,7 +85,16 @@ LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint
     initialize<<<blocks, threads, 0, stream>>>(mask, grid, first, kernels3d::UfInitialize{labels});
   });
   steps.end_step(&timings.initialization_ms);
-  launch(grid, stream, kernels3d::UfMerge{mask, labels});
+  switch (options.connectivity) {
+    case 6:
+      launch(grid, stream, kernels3d::UfMerge<6>{mask, labels});
+      break;
+    case 18:
+      launch(grid, stream, kernels3d::UfMerge<18>{mask, labels});
+      break;
+    default:
+      launch(grid, stream, kernels3d::UfMerge<26>{mask, labels});
+  }
   steps.end_step(&timings.merge_ms);
   launch(grid, stream, kernels3d::UfCompress{labels, ranking.bitmap()});
   steps.end_step(&timings.compression_ms);

@@ -63,7 +63,7 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
   result.backend_used = Backend::cpu;
   result.algorithm_used = Algorithm::uf;
   StepTimings& timings = result.timings;
-  const VoxelGrid grid = kernels3d::make_voxel_grid(extent, options.connectivity);
+  const VoxelGrid grid = kernels3d::make_voxel_grid(extent);
   const unsigned threads = resolve_thread_count(options.cpu_threads);
 
   const std::uint64_t words = rank_words(extent.voxel_count());
@@ -73,7 +73,16 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
 
   initialize(mask, labels, grid, threads);
   timings.initialization_ms = clock.lap();
-  for_each_voxel(grid, threads, kernels3d::UfMerge{mask, labels});
+  switch (options.connectivity) {
+    case 6:
+      for_each_voxel(grid, threads, kernels3d::UfMerge<6>{mask, labels});
+      break;
+    case 18:
+      for_each_voxel(grid, threads, kernels3d::UfMerge<18>{mask, labels});
+      break;
+    default:
+      for_each_voxel(grid, threads, kernels3d::UfMerge<26>{mask, labels});
+  }
   timings.merge_ms = clock.lap();
   for_each_voxel(grid, threads, kernels3d::UfCompress{labels, root_bitmap.data()});
   timings.compression_ms = clock.lap();

@@ -32,17 +32,15 @@ struct VoxelGrid {
   std::uint32_t nx = 1, ny = 1, nz = 1;
   std::uint32_t row = 1;    // nx
   std::uint32_t slice = 1;  // nx * ny
-  int connectivity = 26;
 };
 
-inline VoxelGrid make_voxel_grid(Extent3 extent, int connectivity) {
+inline VoxelGrid make_voxel_grid(Extent3 extent) {
   VoxelGrid grid;
   grid.nx = static_cast<std::uint32_t>(extent.x);
   grid.ny = static_cast<std::uint32_t>(extent.y);
   grid.nz = static_cast<std::uint32_t>(extent.z);
   grid.row = grid.nx;
   grid.slice = grid.nx * grid.ny;
-  grid.connectivity = connectivity;
   return grid;
 }
 
@@ -60,22 +58,25 @@ struct VoxelForest {
 // The lower neighbours other than the voxel on the left, as (dx, dy, dz): 2 for 6-connectivity,
 // 8 for 18, 12 for 26. The first `kFaceDirections` have dx == 0 and come first.
 constexpr int kFaceDirections = 4;  // (0,-1,0) (0,0,-1) (0,-1,-1) (0,1,-1)
-VOLCCL_HD int lower_direction_count(int connectivity) {
+VOLCCL_HD constexpr int lower_direction_count(int connectivity) {
   return connectivity == 6 ? 2 : (connectivity == 18 ? 8 : 12);
 }
 
 // Directions 0..3: dx == 0; 4..11: the same (dy, dz) with dx = -1 and then dx = +1. Order:
 // (0,-1,0) (0,0,-1) | (0,-1,-1) (0,1,-1) | (-1,-1,0) (1,-1,0) (-1,0,-1) (1,0,-1) | (-1,-1,-1)
 // (1,-1,-1) (-1,1,-1) (1,1,-1): the first 2 for 6-connectivity, 8 for 18, 12 for 26.
-VOLCCL_HD void direction(int d, int* dx, int* dy, int* dz) {
-  constexpr int kDy[kFaceDirections] = {-1, 0, -1, 1};
-  constexpr int kDz[kFaceDirections] = {0, -1, -1, -1};
-  // dx != 0 directions pair with a face direction: 4,5 -> 0; 6,7 -> 1; 8,9 -> 2; 10,11 -> 3.
-  const int face = d < kFaceDirections ? d : (d - kFaceDirections) / 2;
-  *dx = d < kFaceDirections ? 0 : ((d - kFaceDirections) % 2 == 0 ? -1 : 1);
-  *dy = kDy[face];
-  *dz = kDz[face];
+// dx != 0 directions pair with a face direction: 4,5 -> 0; 6,7 -> 1; 8,9 -> 2; 10,11 -> 3.
+VOLCCL_HD constexpr int direction_face(int d) {
+  return d < kFaceDirections ? d : (d - kFaceDirections) / 2;
 }
+VOLCCL_HD constexpr int direction_dx(int d) {
+  return d < kFaceDirections ? 0 : ((d - kFaceDirections) % 2 == 0 ? -1 : 1);
+}
+VOLCCL_HD constexpr int direction_dy(int d) {
+  return direction_face(d) == 0 ? -1
+                                : (direction_face(d) == 3 ? 1 : (direction_face(d) == 2 ? -1 : 0));
+}
+VOLCCL_HD constexpr int direction_dz(int d) { return direction_face(d) == 0 ? 0 : -1; }
 
 VOLCCL_HD bool inside(const VoxelGrid& grid, const Voxel& voxel, int dx, int dy, int dz) {
   return !(dx < 0 && voxel.x == 0) && !(dx > 0 && voxel.x + 1 >= grid.nx) &&
@@ -113,7 +114,9 @@ struct UfInitialize {
   }
 };
 
-// Merge: the Unions this voxel's thread is responsible for (see the file comment).
+// Merge: the Unions this voxel's thread is responsible for (see the file comment). The
+// connectivity is a template argument so that the loop over directions unrolls into constants.
+template <int Connectivity>
 struct UfMerge {
   const std::uint8_t* mask;
   std::uint32_t* labels;
@@ -123,21 +126,20 @@ struct UfMerge {
     std::uint32_t node = voxel.index;
     const bool left = foreground_at(mask, grid, voxel, -1, 0, 0);
     if (left && voxel.x % kSegment == 0) node = detail::unite(forest, node, voxel.index - 1);
-    const int directions = lower_direction_count(grid.connectivity);
     bool face_foreground[kFaceDirections] = {false, false, false, false};
-    for (int d = 0; d < directions; ++d) {
-      int dx, dy, dz;
-      direction(d, &dx, &dy, &dz);
+    constexpr int kDirections = lower_direction_count(Connectivity);
+    VOLCCL_UNROLL
+    for (int d = 0; d < kDirections; ++d) {
+      const int dx = direction_dx(d), dy = direction_dy(d), dz = direction_dz(d);
       if (!foreground_at(mask, grid, voxel, dx, dy, dz)) continue;
       if (d < kFaceDirections) {
         face_foreground[d] = true;
         // The voxel on the left unites with the neighbour's left voxel, its run holds ours.
         if (left && foreground_at(mask, grid, voxel, dx - 1, dy, dz)) continue;
-      } else {
-        const int face = (d - kFaceDirections) / 2;
-        // dx = -1: the voxel on the left links to it through face direction `face`;
+      } else if (dx < 0 ? left : face_foreground[direction_face(d)]) {
+        // dx = -1: the voxel on the left links to it through the face direction;
         // dx = +1: our own face neighbour lies in the same run as it.
-        if (dx < 0 ? left : face_foreground[face]) continue;
+        continue;
       }
       node = detail::unite(forest, node, voxel.index + offset(grid, dx, dy, dz));
     }
