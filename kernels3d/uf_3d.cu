@@ -1,5 +1,5 @@
 // CUDA backend of UF, the 3D voxel union-find for 6-, 18- and 26-connectivity (uf_logic_3d.h):
-// one thread per voxel, a warp per 32-voxel segment of a row, one kernel per step, then the
+// one thread per 4 voxels, a warp per 128-voxel segment of a row, one kernel per step, then the
 // raster-order ranking of the roots with a CUB scan.
 #include <algorithm>
 #include <cstdint>
@@ -13,39 +13,53 @@ namespace volccl::detail {
 namespace {
 
 using kernels3d::kSegment;
-using kernels3d::Voxel;
+using kernels3d::kVoxelsPerThread;
+using kernels3d::Quad;
 using kernels3d::VoxelGrid;
 
 constexpr std::uint32_t kRowsPerThreadBlock = 4;
 constexpr std::uint32_t kMaxGridSlices = 65535;  // gridDim.z
+constexpr std::uint32_t kWarp = 32;
 
-__device__ bool voxel_at(const VoxelGrid& grid, std::uint32_t first_slice, Voxel* voxel) {
-  voxel->x = blockIdx.x * kSegment + threadIdx.x;
-  voxel->y = blockIdx.y * blockDim.y + threadIdx.y;
-  voxel->z = first_slice + blockIdx.z;
-  voxel->index = voxel->z * grid.slice + voxel->y * grid.row + voxel->x;
-  return voxel->x < grid.nx && voxel->y < grid.ny;
+// The quad of this thread: a warp (blockDim.x == 32) covers one 128-voxel segment of a row.
+__device__ bool quad_at(const VoxelGrid& grid, std::uint32_t first_slice, Quad* quad) {
+  const std::uint32_t x = (blockIdx.x * kWarp + threadIdx.x) * kVoxelsPerThread;
+  const std::uint32_t y = blockIdx.y * blockDim.y + threadIdx.y;
+  const std::uint32_t z = first_slice + blockIdx.z;
+  quad->first = {x, y, z, z * grid.slice + y * grid.row + x};
+  quad->count = x < grid.nx ? min(kVoxelsPerThread, grid.nx - x) : 0;
+  return x < grid.nx && y < grid.ny;
 }
 
-// Each warp is one 32-voxel segment of a row (blockDim.x == 32): one ballot gives the segment's
-// foreground to all its threads.
+// Initialization: each thread needs the start of the run that reaches its quad, that is the
+// voxel after the last background voxel of the quads before it in the segment: an exclusive
+// maximum-scan over the warp's threads with shuffles.
 __global__ void initialize(const std::uint8_t* mask, VoxelGrid grid, std::uint32_t first_slice,
                            kernels3d::UfInitialize step) {
-  Voxel voxel;
-  const bool inside = voxel_at(grid, first_slice, &voxel);
-  const std::uint32_t segment = __ballot_sync(0xFFFFFFFFu, inside && mask[voxel.index] != 0);
-  if (inside) step(voxel, segment);
+  Quad quad;
+  const bool inside = quad_at(grid, first_slice, &quad);
+  const std::uint32_t foreground = inside ? kernels3d::quad_foreground(mask, quad) : 0;
+  const std::uint32_t lane = threadIdx.x;
+  std::uint32_t latest = inside ? kernels3d::run_start_after(quad, foreground, 0) : 0;
+  for (std::uint32_t distance = 1; distance < kWarp; distance *= 2) {
+    const std::uint32_t before = __shfl_up_sync(0xFFFFFFFFu, latest, distance);
+    if (lane >= distance) latest = max(latest, before);
+  }
+  std::uint32_t entering = __shfl_up_sync(0xFFFFFFFFu, latest, 1);
+  const std::uint32_t segment_start = quad.first.index - lane * kVoxelsPerThread;
+  entering = lane == 0 ? segment_start : max(entering, segment_start);
+  if (inside) step(quad, foreground, entering);
 }
 
 template <class Step>
-__global__ void for_each_voxel(VoxelGrid grid, std::uint32_t first_slice, Step step) {
-  Voxel voxel;
-  if (voxel_at(grid, first_slice, &voxel)) step(grid, voxel);
+__global__ void for_each_quad(VoxelGrid grid, std::uint32_t first_slice, Step step) {
+  Quad quad;
+  if (quad_at(grid, first_slice, &quad)) step(grid, quad);
 }
 
 template <class Launch>
 void launch_over_slices(const VoxelGrid& grid, Launch launch) {
-  const dim3 threads(kSegment, kRowsPerThreadBlock);
+  const dim3 threads(kWarp, kRowsPerThreadBlock);
   for (std::uint32_t first = 0; first < grid.nz; first += kMaxGridSlices) {
     const dim3 blocks((grid.nx + kSegment - 1) / kSegment,
                       (grid.ny + kRowsPerThreadBlock - 1) / kRowsPerThreadBlock,
@@ -58,7 +72,7 @@ void launch_over_slices(const VoxelGrid& grid, Launch launch) {
 template <class Step>
 void launch(const VoxelGrid& grid, cudaStream_t stream, const Step& step) {
   launch_over_slices(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    for_each_voxel<<<blocks, threads, 0, stream>>>(grid, first, step);
+    for_each_quad<<<blocks, threads, 0, stream>>>(grid, first, step);
   });
 }
 

@@ -1,5 +1,6 @@
-// CPU backend of UF (uf_logic_3d.h): the per-voxel steps over rows of the volume split among
+// CPU backend of UF (uf_logic_3d.h): the per-quad steps over rows of the volume split among
 // threads, one fork-join per kernel of the GPU version, with the same atomics.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -12,7 +13,8 @@ namespace volccl::detail {
 namespace {
 
 using kernels3d::kSegment;
-using kernels3d::Voxel;
+using kernels3d::kVoxelsPerThread;
+using kernels3d::Quad;
 using kernels3d::VoxelGrid;
 
 // Calls row_body(y, z, first index of the row) for every row, rows split among threads.
@@ -28,27 +30,33 @@ void for_each_row(const VoxelGrid& grid, unsigned threads, const RowBody& row_bo
   });
 }
 
+Quad quad_of_row(const VoxelGrid& grid, std::uint32_t x, std::uint32_t y, std::uint32_t z,
+                 std::uint32_t row_start) {
+  return Quad{{x, y, z, row_start + x}, std::min(kVoxelsPerThread, grid.nx - x)};
+}
+
 template <class Step>
-void for_each_voxel(const VoxelGrid& grid, unsigned threads, const Step& step) {
+void for_each_quad(const VoxelGrid& grid, unsigned threads, const Step& step) {
   for_each_row(grid, threads, [&](std::uint32_t y, std::uint32_t z, std::uint32_t row_start) {
-    for (std::uint32_t x = 0; x < grid.nx; ++x) step(grid, Voxel{x, y, z, row_start + x});
+    for (std::uint32_t x = 0; x < grid.nx; x += kVoxelsPerThread) {
+      step(grid, quad_of_row(grid, x, y, z, row_start));
+    }
   });
 }
 
-// Initialization per 32-voxel segment: the segment's foreground bits, then each voxel.
+// Initialization: the start of the current run carried along the row, restarted with each
+// segment as on the GPU.
 void initialize(const std::uint8_t* mask, std::uint32_t* labels, const VoxelGrid& grid,
                 unsigned threads) {
   const kernels3d::UfInitialize step{labels};
   for_each_row(grid, threads, [&](std::uint32_t y, std::uint32_t z, std::uint32_t row_start) {
-    for (std::uint32_t first = 0; first < grid.nx; first += kSegment) {
-      const std::uint32_t width = std::min(kSegment, grid.nx - first);
-      std::uint32_t segment = 0;
-      for (std::uint32_t t = 0; t < width; ++t) {
-        segment |= std::uint32_t{mask[row_start + first + t] != 0} << t;
-      }
-      for (std::uint32_t t = 0; t < width; ++t) {
-        step(Voxel{first + t, y, z, row_start + first + t}, segment);
-      }
+    std::uint32_t run_start = row_start;
+    for (std::uint32_t x = 0; x < grid.nx; x += kVoxelsPerThread) {
+      const Quad quad = quad_of_row(grid, x, y, z, row_start);
+      if (x % kSegment == 0) run_start = quad.first.index;
+      const std::uint32_t foreground = kernels3d::quad_foreground(mask, quad);
+      step(quad, foreground, run_start);
+      run_start = kernels3d::run_start_after(quad, foreground, run_start);
     }
   });
 }
@@ -75,23 +83,23 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
   timings.initialization_ms = clock.lap();
   switch (options.connectivity) {
     case 6:
-      for_each_voxel(grid, threads, kernels3d::UfMerge<6>{mask, labels});
+      for_each_quad(grid, threads, kernels3d::UfMerge<6>{mask, labels});
       break;
     case 18:
-      for_each_voxel(grid, threads, kernels3d::UfMerge<18>{mask, labels});
+      for_each_quad(grid, threads, kernels3d::UfMerge<18>{mask, labels});
       break;
     default:
-      for_each_voxel(grid, threads, kernels3d::UfMerge<26>{mask, labels});
+      for_each_quad(grid, threads, kernels3d::UfMerge<26>{mask, labels});
   }
   timings.merge_ms = clock.lap();
-  for_each_voxel(grid, threads, kernels3d::UfCompress{labels, root_bitmap.data()});
+  for_each_quad(grid, threads, kernels3d::UfCompress{labels, root_bitmap.data()});
   timings.compression_ms = clock.lap();
 
   result.component_count = rank_roots(root_bitmap, words_before);
   timings.relabel_ms = clock.lap();
 
-  for_each_voxel(grid, threads,
-                 kernels3d::UfFinalLabeling{labels, root_bitmap.data(), words_before.data()});
+  for_each_quad(grid, threads,
+                kernels3d::UfFinalLabeling{labels, root_bitmap.data(), words_before.data()});
   timings.final_labeling_ms = clock.lap();
   timings.total_ms = whole_call.lap();
   return result;

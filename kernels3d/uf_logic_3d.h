@@ -4,9 +4,9 @@
 // Why a voxel union-find: a 2x2x2 block is one piece only under 26-connectivity, so the
 // block-based BUF/BKE cannot serve 6 or 18 (BUF/BKE paper Sec. 4.3). UF follows Oliveira and
 // Lotufo's union-find (Sec. 4.1 of the same paper) with two savings:
-// - Initialization links every voxel to the start of its run along x within its segment of 32
-//   voxels (the segment a warp reads with one ballot, as HA4 finds its segments), so runs need no
-//   Union at all except where they cross a segment boundary;
+// - Initialization links every voxel to the start of its run along x within its segment of 128
+//   voxels (a warp's stretch of the row; the threads find where their runs start with a scan of
+//   warp shuffles), so runs need no Union at all except where they cross a segment boundary;
 // - Merge skips every Union that a neighbour's thread makes for it: when the voxel on the left
 //   is foreground and itself touches the neighbour's left voxel (dx = 0 directions), or when
 //   the voxel on the left (dx = -1 directions) or the voxel next to the neighbour (dx = +1
@@ -26,7 +26,9 @@
 namespace volccl::kernels3d {
 
 constexpr std::uint32_t kNoParent = 0xFFFFFFFFu;  // background voxels
-constexpr std::uint32_t kSegment = 32;            // voxels per segment along x
+constexpr std::uint32_t kVoxelsPerThread = 4;
+// A warp's stretch of a row: 32 threads of 4 voxels. Runs are linked to their start within it.
+constexpr std::uint32_t kSegment = 32 * kVoxelsPerThread;
 
 struct VoxelGrid {
   std::uint32_t nx = 1, ny = 1, nz = 1;
@@ -48,6 +50,35 @@ struct Voxel {
   std::uint32_t x, y, z;
   std::uint32_t index;  // raster index
 };
+
+// Up to four consecutive voxels of a row: the work of one thread, so that each thread moves
+// enough bytes for the memory-bound steps to run near the bandwidth.
+struct Quad {
+  Voxel first;
+  std::uint32_t count;  // 1..4, fewer at the end of a row
+  VOLCCL_HD Voxel voxel(std::uint32_t j) const {
+    return {first.x + j, first.y, first.z, first.index + j};
+  }
+};
+
+// Bit j set when voxel j of the quad is foreground.
+VOLCCL_HD std::uint32_t quad_foreground(const std::uint8_t* mask, const Quad& quad) {
+  std::uint32_t foreground = 0;
+  for (std::uint32_t j = 0; j < quad.count; ++j) {
+    foreground |= std::uint32_t{mask[quad.first.index + j] != 0} << j;
+  }
+  return foreground;
+}
+
+// The start of the run that reaches past the quad, given the start of the run reaching its first
+// voxel: the voxel after its last background voxel, or `entering` when it has none.
+VOLCCL_HD std::uint32_t run_start_after(const Quad& quad, std::uint32_t foreground,
+                                        std::uint32_t entering) {
+  for (std::uint32_t j = 0; j < quad.count; ++j) {
+    if (((foreground >> j) & 1) == 0) entering = quad.first.index + j + 1;
+  }
+  return entering;
+}
 
 // The union-find forest: a voxel's parent is stored at the voxel.
 struct VoxelForest {
@@ -97,20 +128,21 @@ VOLCCL_HD bool foreground_at(const std::uint8_t* mask, const VoxelGrid& grid, co
 // --- per-voxel steps ---------------------------------------------------------------------------
 
 // Initialization: background -> kNoParent; foreground -> the start of its run within the
-// segment. `segment_foreground` has bit t set when voxel t of the voxel's 32-voxel segment is
-// foreground (the GPU gets it from one ballot, the CPU from a loop).
+// segment. `run_start` is where the run reaching the quad's first voxel began (the GPU finds it
+// with a scan over the warp's threads, the CPU with a loop along the row).
 struct UfInitialize {
   std::uint32_t* labels;
-  VOLCCL_HD void operator()(const Voxel& voxel, std::uint32_t segment_foreground) const {
-    const std::uint32_t t = voxel.x % kSegment;
-    if (((segment_foreground >> t) & 1) == 0) {
-      labels[voxel.index] = kNoParent;
-      return;
+  VOLCCL_HD void operator()(const Quad& quad, std::uint32_t foreground,
+                            std::uint32_t run_start) const {
+    for (std::uint32_t j = 0; j < quad.count; ++j) {
+      const std::uint32_t index = quad.first.index + j;
+      if ((foreground >> j) & 1) {
+        labels[index] = run_start;
+      } else {
+        labels[index] = kNoParent;
+        run_start = index + 1;
+      }
     }
-    const std::uint32_t starts = segment_foreground & ~(segment_foreground << 1);
-    const std::uint32_t starts_so_far = starts & (0xFFFFFFFFu >> (31 - t));
-    const std::uint32_t run_start = 31 - detail::count_leading_zeros(starts_so_far);
-    labels[voxel.index] = voxel.index - (t - run_start);
   }
 };
 
@@ -120,7 +152,12 @@ template <int Connectivity>
 struct UfMerge {
   const std::uint8_t* mask;
   std::uint32_t* labels;
-  VOLCCL_HD void operator()(const VoxelGrid& grid, const Voxel& voxel) const {
+
+  VOLCCL_HD void operator()(const VoxelGrid& grid, const Quad& quad) const {
+    for (std::uint32_t j = 0; j < quad.count; ++j) merge(grid, quad.voxel(j));
+  }
+
+  VOLCCL_HD void merge(const VoxelGrid& grid, const Voxel& voxel) const {
     if (mask[voxel.index] == 0) return;
     const VoxelForest forest{labels};
     std::uint32_t node = voxel.index;
@@ -150,12 +187,14 @@ struct UfMerge {
 struct UfCompress {
   std::uint32_t* labels;
   std::uint32_t* root_bitmap;  // nullptr: do not mark
-  VOLCCL_HD void operator()(const VoxelGrid&, const Voxel& voxel) const {
-    std::uint32_t* slot = labels + voxel.index;
-    if (detail::load_relaxed(slot) == kNoParent) return;
-    const std::uint32_t root = detail::compress(VoxelForest{labels}, slot);
-    if (root_bitmap != nullptr && root == voxel.index) {
-      detail::mark_component_start(root_bitmap, root);
+  VOLCCL_HD void operator()(const VoxelGrid&, const Quad& quad) const {
+    for (std::uint32_t j = 0; j < quad.count; ++j) {
+      std::uint32_t* slot = labels + quad.first.index + j;
+      if (detail::load_relaxed(slot) == kNoParent) continue;
+      const std::uint32_t root = detail::compress(VoxelForest{labels}, slot);
+      if (root_bitmap != nullptr && root == quad.first.index + j) {
+        detail::mark_component_start(root_bitmap, root);
+      }
     }
   }
 };
@@ -165,10 +204,12 @@ struct UfFinalLabeling {
   std::uint32_t* labels;
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;
-  VOLCCL_HD void operator()(const VoxelGrid&, const Voxel& voxel) const {
-    const std::uint32_t root = labels[voxel.index];
-    labels[voxel.index] =
-        root == kNoParent ? 0 : detail::component_label(root_bitmap, words_before, root);
+  VOLCCL_HD void operator()(const VoxelGrid&, const Quad& quad) const {
+    for (std::uint32_t j = 0; j < quad.count; ++j) {
+      const std::uint32_t root = labels[quad.first.index + j];
+      labels[quad.first.index + j] =
+          root == kNoParent ? 0 : detail::component_label(root_bitmap, words_before, root);
+    }
   }
 };
 
