@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root, after scripts/gpu-bundle.sh here: the GPU
 # tests, the command line against scipy, compute-sanitizer on a random 64^3 volume at 26-, 6- and
-# 18-connectivity, and the
-# benchmark beside CuPy. Results go to $OUT (default: gpu-results/): gpu-check.log (all of the
-# output), sanitizer.log and the benchmark's files. Exits non-zero on a failure.
+# 18-connectivity, and the benchmark beside CuPy. Results go to $OUT (default: gpu-results/):
+# gpu-check.log (all of the output), sanitizer.log and the benchmark's files. Exits non-zero on
+# a failure.
 #
 # Usage: OUT=DIR scripts/gpu-check.sh [--no-bench]
 set -uo pipefail
