@@ -52,16 +52,27 @@ __global__ void initialize(const std::uint8_t* mask, VoxelGrid grid, std::uint32
 }
 
 template <class Step>
+__global__ void for_each_voxel(VoxelGrid grid, std::uint32_t first_slice, Step step) {
+  const std::uint32_t x = blockIdx.x * kWarp + threadIdx.x;
+  const std::uint32_t y = blockIdx.y * blockDim.y + threadIdx.y;
+  const std::uint32_t z = first_slice + blockIdx.z;
+  if (x < grid.nx && y < grid.ny)
+    step(grid, kernels3d::Voxel{x, y, z, z * grid.slice + y * grid.row + x});
+}
+
+template <class Step>
 __global__ void for_each_quad(VoxelGrid grid, std::uint32_t first_slice, Step step) {
   Quad quad;
   if (quad_at(grid, first_slice, &quad)) step(grid, quad);
 }
 
+// `voxels_per_thread_x`: how many voxels of a row each thread takes (1 or kVoxelsPerThread).
 template <class Launch>
-void launch_over_slices(const VoxelGrid& grid, Launch launch) {
+void launch_over_slices(const VoxelGrid& grid, std::uint32_t voxels_per_thread_x, Launch launch) {
   const dim3 threads(kWarp, kRowsPerThreadBlock);
+  const std::uint32_t voxels_per_block_x = kWarp * voxels_per_thread_x;
   for (std::uint32_t first = 0; first < grid.nz; first += kMaxGridSlices) {
-    const dim3 blocks((grid.nx + kSegment - 1) / kSegment,
+    const dim3 blocks((grid.nx + voxels_per_block_x - 1) / voxels_per_block_x,
                       (grid.ny + kRowsPerThreadBlock - 1) / kRowsPerThreadBlock,
                       std::min(kMaxGridSlices, grid.nz - first));
     launch(blocks, threads, first);
@@ -70,9 +81,16 @@ void launch_over_slices(const VoxelGrid& grid, Launch launch) {
 }
 
 template <class Step>
-void launch(const VoxelGrid& grid, cudaStream_t stream, const Step& step) {
-  launch_over_slices(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+void launch_per_quad(const VoxelGrid& grid, cudaStream_t stream, const Step& step) {
+  launch_over_slices(grid, kVoxelsPerThread, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     for_each_quad<<<blocks, threads, 0, stream>>>(grid, first, step);
+  });
+}
+
+template <class Step>
+void launch_per_voxel(const VoxelGrid& grid, cudaStream_t stream, const Step& step) {
+  launch_over_slices(grid, 1, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    for_each_voxel<<<blocks, threads, 0, stream>>>(grid, first, step);
   });
 }
 
@@ -95,27 +113,27 @@ LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint
   StepEvents steps(stream);
   ranking.clear();
   steps.end_step(&timings.relabel_ms);
-  launch_over_slices(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+  launch_over_slices(grid, kVoxelsPerThread, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     initialize<<<blocks, threads, 0, stream>>>(mask, grid, first, kernels3d::UfInitialize{labels});
   });
   steps.end_step(&timings.initialization_ms);
   switch (options.connectivity) {
     case 6:
-      launch(grid, stream, kernels3d::UfMerge<6>{mask, labels});
+      launch_per_voxel(grid, stream, kernels3d::UfMerge<6>{mask, labels});
       break;
     case 18:
-      launch(grid, stream, kernels3d::UfMerge<18>{mask, labels});
+      launch_per_voxel(grid, stream, kernels3d::UfMerge<18>{mask, labels});
       break;
     default:
-      launch(grid, stream, kernels3d::UfMerge<26>{mask, labels});
+      launch_per_voxel(grid, stream, kernels3d::UfMerge<26>{mask, labels});
   }
   steps.end_step(&timings.merge_ms);
-  launch(grid, stream, kernels3d::UfCompress{labels, ranking.bitmap()});
+  launch_per_quad(grid, stream, kernels3d::UfCompress{labels, ranking.bitmap()});
   steps.end_step(&timings.compression_ms);
   ranking.scan();
   steps.end_step(&timings.relabel_ms);
-  launch(grid, stream,
-         kernels3d::UfFinalLabeling{labels, ranking.bitmap(), ranking.words_before()});
+  launch_per_quad(grid, stream,
+                  kernels3d::UfFinalLabeling{labels, ranking.bitmap(), ranking.words_before()});
   steps.end_step(&timings.final_labeling_ms);
 
   ranking.copy_count(&result.component_count);

@@ -44,6 +44,15 @@ void for_each_quad(const VoxelGrid& grid, unsigned threads, const Step& step) {
   });
 }
 
+template <class Step>
+void for_each_voxel(const VoxelGrid& grid, unsigned threads, const Step& step) {
+  for_each_row(grid, threads, [&](std::uint32_t y, std::uint32_t z, std::uint32_t row_start) {
+    for (std::uint32_t x = 0; x < grid.nx; ++x) {
+      step(grid, kernels3d::Voxel{x, y, z, row_start + x});
+    }
+  });
+}
+
 // Initialization: the start of the current run carried along the row, restarted with each
 // segment as on the GPU.
 void initialize(const std::uint8_t* mask, std::uint32_t* labels, const VoxelGrid& grid,
@@ -83,13 +92,13 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
   timings.initialization_ms = clock.lap();
   switch (options.connectivity) {
     case 6:
-      for_each_quad(grid, threads, kernels3d::UfMerge<6>{mask, labels});
+      for_each_voxel(grid, threads, kernels3d::UfMerge<6>{mask, labels});
       break;
     case 18:
-      for_each_quad(grid, threads, kernels3d::UfMerge<18>{mask, labels});
+      for_each_voxel(grid, threads, kernels3d::UfMerge<18>{mask, labels});
       break;
     default:
-      for_each_quad(grid, threads, kernels3d::UfMerge<26>{mask, labels});
+      for_each_voxel(grid, threads, kernels3d::UfMerge<26>{mask, labels});
   }
   timings.merge_ms = clock.lap();
   for_each_quad(grid, threads, kernels3d::UfCompress{labels, root_bitmap.data()});

@@ -18,20 +18,22 @@
 
 namespace volccl::detail {
 
-// Find (Alg. 1): follows parent pointers from `node` until a root.
+// Find (Alg. 1): follows parent pointers from `node` until a root, halving the path on the way:
+// every node passed is pointed at its grandparent, so later walks through it take half the steps.
+// Only ancestors are written, never into a root, so concurrent unions lose nothing.
 template <class Forest>
 VOLCCL_HD std::uint32_t find_root(const Forest& forest, std::uint32_t node) {
-  std::uint32_t parent = load_relaxed(forest.slot(node));
-  while (parent != node) {
-    node = parent;
-    parent = load_relaxed(forest.slot(node));
+  for (;;) {
+    std::uint32_t* slot = forest.slot(node);
+    const std::uint32_t parent = load_relaxed(slot);
+    if (parent == node) return node;
+    const std::uint32_t grandparent = load_relaxed(forest.slot(parent));
+    if (grandparent == parent) return parent;
+    store_relaxed(slot, grandparent);
+    node = grandparent;
   }
-  return node;
 }
 
-// Find that also points `node`'s slot at the root it found: later walks from the same block,
-// during Merge too, take one step. Only ancestors are ever written into a slot, so concurrent
-// unions lose nothing.
 template <class Forest>
 VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32_t node) {
   std::uint32_t* slot = forest.slot(node);
