@@ -18,11 +18,23 @@
 
 namespace volccl::detail {
 
-// Find (Alg. 1): follows parent pointers from `node` until a root, halving the path on the way:
-// every node passed is pointed at its grandparent, so later walks through it take half the steps.
-// Only ancestors are written, never into a root, so concurrent unions lose nothing.
+// Find (Alg. 1): follows parent pointers from `node` until a root.
 template <class Forest>
 VOLCCL_HD std::uint32_t find_root(const Forest& forest, std::uint32_t node) {
+  std::uint32_t parent = load_relaxed(forest.slot(node));
+  while (parent != node) {
+    node = parent;
+    parent = load_relaxed(forest.slot(node));
+  }
+  return node;
+}
+
+// Find for Union: also halves the path, pointing every node it passes at its grandparent, so
+// that later walks through them take half the steps. Only ancestors are written and never into
+// a root, so concurrent unions lose nothing; but another thread's write can undo a slot's
+// compression, so Compress, after which every slot must hold its root, uses find_root.
+template <class Forest>
+VOLCCL_HD std::uint32_t find_root_halving(const Forest& forest, std::uint32_t node) {
   for (;;) {
     std::uint32_t* slot = forest.slot(node);
     const std::uint32_t parent = load_relaxed(slot);
@@ -38,7 +50,7 @@ template <class Forest>
 VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32_t node) {
   std::uint32_t* slot = forest.slot(node);
   const std::uint32_t parent = load_relaxed(slot);
-  const std::uint32_t root = find_root(forest, parent);
+  const std::uint32_t root = find_root_halving(forest, parent);
   if (root != parent) store_relaxed(slot, root);
   return root;
 }
@@ -60,8 +72,8 @@ VOLCCL_HD std::uint32_t unite(const Forest& forest, std::uint32_t a, std::uint32
       if (old == a) return b;
       a = old;
     }
-    a = find_root(forest, a);
-    b = find_root(forest, b);
+    a = find_root_halving(forest, a);
+    b = find_root_halving(forest, b);
   }
   return a;
 }
