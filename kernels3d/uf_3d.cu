@@ -117,16 +117,8 @@ LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint
     initialize<<<blocks, threads, 0, stream>>>(mask, grid, first, kernels3d::UfInitialize{labels});
   });
   steps.end_step(&timings.initialization_ms);
-  switch (options.connectivity) {
-    case 6:
-      launch_per_voxel(grid, stream, kernels3d::UfMerge<6>{mask, labels});
-      break;
-    case 18:
-      launch_per_voxel(grid, stream, kernels3d::UfMerge<18>{mask, labels});
-      break;
-    default:
-      launch_per_voxel(grid, stream, kernels3d::UfMerge<26>{mask, labels});
-  }
+  kernels3d::with_merge_step(options.connectivity, mask, labels,
+                             [&](const auto& merge) { launch_per_voxel(grid, stream, merge); });
   steps.end_step(&timings.merge_ms);
   launch_per_quad(grid, stream, kernels3d::UfCompress{labels, ranking.bitmap()});
   steps.end_step(&timings.compression_ms);

@@ -90,16 +90,8 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
 
   initialize(mask, labels, grid, threads);
   timings.initialization_ms = clock.lap();
-  switch (options.connectivity) {
-    case 6:
-      for_each_voxel(grid, threads, kernels3d::UfMerge<6>{mask, labels});
-      break;
-    case 18:
-      for_each_voxel(grid, threads, kernels3d::UfMerge<18>{mask, labels});
-      break;
-    default:
-      for_each_voxel(grid, threads, kernels3d::UfMerge<26>{mask, labels});
-  }
+  kernels3d::with_merge_step(options.connectivity, mask, labels,
+                             [&](const auto& merge) { for_each_voxel(grid, threads, merge); });
   timings.merge_ms = clock.lap();
   for_each_quad(grid, threads, kernels3d::UfCompress{labels, root_bitmap.data()});
   timings.compression_ms = clock.lap();

@@ -180,6 +180,23 @@ struct UfMerge {
   }
 };
 
+// Calls run(merge) with the Merge step of `connectivity` (6, 18 or 26), for the drivers that
+// launch or loop over it.
+template <class Run>
+void with_merge_step(int connectivity, const std::uint8_t* mask, std::uint32_t* labels,
+                     const Run& run) {
+  switch (connectivity) {
+    case 6:
+      run(UfMerge<6>{mask, labels});
+      return;
+    case 18:
+      run(UfMerge<18>{mask, labels});
+      return;
+    default:
+      run(UfMerge<26>{mask, labels});
+  }
+}
+
 // Compression; with a bitmap, also marks the roots for the ranking.
 struct UfCompress {
   std::uint32_t* labels;
