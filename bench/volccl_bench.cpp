@@ -729,8 +729,12 @@ int main(int argc, char** argv) {
   try {
     run(settings);
   } catch (const std::exception& error) {
+    // The library's messages start with "volccl: ", which the prefix below already says.
+    std::string message = error.what();
+    const std::string library_prefix = "volccl: ";
+    if (message.rfind(library_prefix, 0) == 0) message.erase(0, library_prefix.size());
     std::cout << std::flush;
-    std::cerr << "volccl-bench: error: " << error.what() << '\n';
+    std::cerr << "volccl-bench: error: " << message << '\n';
     return 1;
   }
   return 0;
