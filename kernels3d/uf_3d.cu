@@ -12,7 +12,6 @@
 namespace volccl::detail {
 namespace {
 
-using kernels3d::kSegment;
 using kernels3d::kVoxelsPerThread;
 using kernels3d::Quad;
 using kernels3d::VoxelGrid;

@@ -56,9 +56,6 @@ struct Voxel {
 struct Quad {
   Voxel first;
   std::uint32_t count;  // 1..4, fewer at the end of a row
-  VOLCCL_HD Voxel voxel(std::uint32_t j) const {
-    return {first.x + j, first.y, first.z, first.index + j};
-  }
 };
 
 // Bit j set when voxel j of the quad is foreground.

@@ -81,15 +81,6 @@ VOLCCL_HD int lowest_bit(std::uint32_t bits) {
 #endif
 }
 
-// Leading zero bits of `bits`; `bits` must not be 0.
-VOLCCL_HD int count_leading_zeros(std::uint32_t bits) {
-#if defined(__CUDA_ARCH__)
-  return __clz(static_cast<int>(bits));
-#else
-  return __builtin_clz(bits);
-#endif
-}
-
 VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint32_t>(__popc(bits));
@@ -108,7 +99,7 @@ VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 class Divisor {
  public:
   Divisor() = default;
-  Divisor(std::uint32_t divisor, std::uint64_t numerator_limit) : divisor_(divisor) {
+  Divisor(std::uint32_t divisor, std::uint64_t numerator_limit) {
     if (divisor <= 1) return;
     int l = 0;
     while ((std::uint64_t{1} << l) < divisor) ++l;
@@ -120,8 +111,6 @@ class Divisor {
       multiplier64_ = ~0ull / divisor + 1;
     }
   }
-
-  VOLCCL_HD std::uint32_t divisor() const { return divisor_; }
 
   VOLCCL_HD std::uint32_t quotient(std::uint32_t numerator) const {
     if (multiplier31_ != 0) {
@@ -144,7 +133,6 @@ class Divisor {
   }
 
  private:
-  std::uint32_t divisor_ = 1;
   std::uint32_t multiplier31_ = 0;
   int shift31_ = 0;
   std::uint64_t multiplier64_ = 0;
