@@ -30,26 +30,75 @@ TEST(Errors, MessagesNameTheExtent) {
   }
 }
 
-TEST(Errors, ConnectivityOtherThan6Or18Or26IsInvalid) {
+TEST(Errors, ConnectivityThatDoesNotExistIsInvalid) {
   std::vector<std::uint8_t> mask(8, 1);
   std::vector<std::uint32_t> labels(8);
   for (Algorithm algorithm : {Algorithm::automatic, Algorithm::uf, Algorithm::buf}) {
-    for (int connectivity : {4, 8, 27, 0, -6, 10}) {
+    for (int connectivity : {27, 0, -6, 10, 5}) {
       LabelOptions options;
       options.algorithm = algorithm;
       options.connectivity = connectivity;
-      EXPECT_THROW(validate({2, 2, 2}, options), InvalidArgument) << connectivity;
-      EXPECT_THROW(label(mask.data(), {2, 2, 2}, labels.data(), options), InvalidArgument)
-          << connectivity;
+      for (const Extent3& extent : {Extent3{2, 2, 2}, Extent3{4, 2, 1}}) {
+        EXPECT_THROW(validate(extent, options), InvalidArgument) << connectivity;
+        EXPECT_THROW(label(mask.data(), extent, labels.data(), options), InvalidArgument)
+            << connectivity;
+      }
     }
   }
   LabelOptions options;
-  options.connectivity = 8;
+  options.connectivity = 10;
   try {
     validate({2, 2, 2}, options);
-    FAIL() << "validate accepted connectivity 8";
+    FAIL() << "validate accepted connectivity 10";
   } catch (const InvalidArgument& error) {
-    EXPECT_NE(std::string(error.what()).find("connectivity 8"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("connectivity 10"), std::string::npos)
+        << error.what();
+  }
+}
+
+// 4 and 8 label 2D images: a volume of more than one slice is refused, with its extent named.
+TEST(Errors, TwoDimensionalConnectivityNeedsOneSlice) {
+  std::vector<std::uint8_t> mask(8, 1);
+  std::vector<std::uint32_t> labels(8);
+  for (Algorithm algorithm : {Algorithm::automatic, Algorithm::uf, Algorithm::ha4}) {
+    for (int connectivity : {4, 8}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      EXPECT_THROW(label(mask.data(), {2, 2, 2}, labels.data(), options), InvalidArgument);
+      try {
+        validate({2, 2, 2}, options);
+        ADD_FAILURE() << "validate accepted " << connectivity << " on a volume";
+      } catch (const InvalidArgument& error) {
+        EXPECT_NE(std::string(error.what()).find("2x2x2"), std::string::npos) << error.what();
+      }
+      EXPECT_NO_THROW(validate({8, 1, 1}, options));
+    }
+  }
+}
+
+// KE and HA4 are 2D algorithms: a volume connectivity is refused with the algorithm named,
+// never silently handed to another labeler.
+TEST(Errors, TwoDimensionalAlgorithmsRefuseVolumes) {
+  std::vector<std::uint8_t> mask(8, 1);
+  std::vector<std::uint32_t> labels(8);
+  for (Algorithm algorithm : {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
+    for (int connectivity : {6, 18, 26}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      for (const Extent3& extent : {Extent3{2, 2, 2}, Extent3{8, 1, 1}}) {
+        EXPECT_THROW(label(mask.data(), extent, labels.data(), options), InvalidArgument);
+        try {
+          validate(extent, options);
+          ADD_FAILURE() << "validate accepted " << to_string(algorithm) << " at " << connectivity;
+        } catch (const InvalidArgument& error) {
+          const std::string message = error.what();
+          EXPECT_NE(message.find(to_string(algorithm)), std::string::npos) << message;
+          EXPECT_NE(message.find("2D"), std::string::npos) << message;
+        }
+      }
+    }
   }
 }
 
@@ -77,6 +126,10 @@ TEST(Errors, BlockAlgorithmsNeedConnectivity26) {
     LabelOptions options;
     options.algorithm = algorithm;
     EXPECT_NO_THROW(validate({2, 2, 2}, options)) << to_string(algorithm);
+    options.connectivity = 4;
+    EXPECT_THROW(validate({2, 2, 1}, options), InvalidArgument) << to_string(algorithm);
+    options.connectivity = 8;
+    EXPECT_NO_THROW(validate({2, 2, 1}, options)) << to_string(algorithm);
   }
   for (Algorithm algorithm : {Algorithm::uf, Algorithm::automatic}) {
     for (int connectivity : {6, 18, 26}) {
@@ -98,8 +151,22 @@ TEST(Names, SupportsTable) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 26)
           << to_string(algorithm) << " " << connectivity;
     }
+    for (Algorithm algorithm : {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
+      EXPECT_FALSE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
+    }
   }
-  for (int connectivity : {0, 4, 8, 27}) {
+  for (int connectivity : {4, 8}) {
+    for (Algorithm algorithm : {Algorithm::automatic, Algorithm::uf, Algorithm::ke, Algorithm::ha4,
+                                Algorithm::ha4_64}) {
+      EXPECT_TRUE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
+    }
+    for (Algorithm algorithm :
+         {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
+      EXPECT_EQ(supports(algorithm, connectivity), connectivity == 8)
+          << to_string(algorithm) << " " << connectivity;
+    }
+  }
+  for (int connectivity : {0, 5, 27}) {
     EXPECT_FALSE(supports(Algorithm::automatic, connectivity)) << connectivity;
     for (Algorithm algorithm : all_algorithms()) {
       EXPECT_FALSE(supports(algorithm, connectivity))
@@ -136,7 +203,8 @@ TEST(Names, UnknownNamesAreInvalid) {
 TEST(Names, RoundTrip) {
   EXPECT_EQ(all_algorithms(),
             (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke,
-                                    Algorithm::bke_ic, Algorithm::uf}));
+                                    Algorithm::bke_ic, Algorithm::uf, Algorithm::ke,
+                                    Algorithm::ha4, Algorithm::ha4_64}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }
@@ -150,6 +218,9 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(to_string(Algorithm::bke), "bke");
   EXPECT_EQ(to_string(Algorithm::bke_ic), "bke-ic");
   EXPECT_EQ(to_string(Algorithm::uf), "uf");
+  EXPECT_EQ(to_string(Algorithm::ke), "ke");
+  EXPECT_EQ(to_string(Algorithm::ha4), "ha4");
+  EXPECT_EQ(to_string(Algorithm::ha4_64), "ha4-64");
   EXPECT_EQ(parse_algorithm("auto"), Algorithm::automatic);
   EXPECT_EQ(parse_algorithm("uf"), Algorithm::uf);
   EXPECT_EQ(to_string(Backend::automatic), "auto");

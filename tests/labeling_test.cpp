@@ -268,22 +268,9 @@ TEST_P(Labeling, StepTimingsAreSane) {
   EXPECT_GT(timings.total_ms, 0.0);
 }
 
-// Test names allow letters, digits and underscores only: "buf-ic" becomes "buf_ic".
-std::string identifier(std::string name) {
-  for (char& c : name) {
-    if (c == '-') c = '_';
-  }
-  return name;
-}
-
-// "uf_c6_cpu", "buf_ic_c26_cuda".
-std::string parameter_name(Algorithm algorithm, int connectivity) {
-  return identifier(to_string(algorithm)) + "_c" + std::to_string(connectivity);
-}
-
 std::vector<LabelingParameter> labeling_parameters() {
   std::vector<LabelingParameter> parameters;
-  for (const auto& [algorithm, connectivity] : supported_pairs()) {
+  for (const auto& [algorithm, connectivity] : supported_pairs_3d()) {
     for (Backend backend : {Backend::cpu, Backend::cuda}) {
       parameters.emplace_back(algorithm, connectivity, backend);
     }
@@ -324,7 +311,7 @@ TEST_P(CpuThreads, OneAndThreeThreadsAgree) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads, ::testing::ValuesIn(supported_pairs()),
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads, ::testing::ValuesIn(supported_pairs_3d()),
                          [](const ::testing::TestParamInfo<std::pair<Algorithm, int>>& info) {
                            return parameter_name(info.param.first, info.param.second);
                          });

@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 
@@ -42,17 +43,41 @@ Backend expected_backend(Backend requested) {
 
 Algorithm expected_algorithm(const LabelOptions& options) {
   if (options.algorithm != Algorithm::automatic) return options.algorithm;
-  return options.connectivity == 26 ? Algorithm::buf : Algorithm::uf;
+  switch (options.connectivity) {
+    case 4:
+      return Algorithm::ha4_64;
+    case 8:
+      return Algorithm::bke;
+    case 26:
+      return Algorithm::buf;
+    default:
+      return Algorithm::uf;
+  }
 }
 
-std::vector<std::pair<Algorithm, int>> supported_pairs() {
+namespace {
+
+std::vector<std::pair<Algorithm, int>> supported_pairs(std::initializer_list<int> connectivities) {
   std::vector<std::pair<Algorithm, int>> pairs;
   for (Algorithm algorithm : all_algorithms()) {
-    for (int connectivity : {6, 18, 26}) {
+    for (int connectivity : connectivities) {
       if (supports(algorithm, connectivity)) pairs.emplace_back(algorithm, connectivity);
     }
   }
   return pairs;
+}
+
+}  // namespace
+
+std::vector<std::pair<Algorithm, int>> supported_pairs_3d() { return supported_pairs({6, 18, 26}); }
+std::vector<std::pair<Algorithm, int>> supported_pairs_2d() { return supported_pairs({4, 8}); }
+
+std::string parameter_name(Algorithm algorithm, int connectivity) {
+  std::string name = to_string(algorithm);
+  for (char& c : name) {
+    if (c == '-') c = '_';  // test names allow letters, digits and underscores only
+  }
+  return name + "_c" + std::to_string(connectivity);
 }
 
 ::testing::AssertionResult matches_reference(const data::Volume& volume,

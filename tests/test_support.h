@@ -47,12 +47,16 @@ VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options);
 // The backend a run with `requested` must report.
 Backend expected_backend(Backend requested);
 // The algorithm a run with `options` must report: the one asked for, or for
-// Algorithm::automatic BUF at 26-connectivity and UF at 6 and 18.
+// Algorithm::automatic BUF at 26, UF at 6 and 18, BKE at 8 and HA4-64 at 4.
 Algorithm expected_algorithm(const LabelOptions& options);
 
 // The (algorithm, connectivity) pairs volccl::supports, for every concrete algorithm and
-// connectivity 6, 18 and 26.
-std::vector<std::pair<Algorithm, int>> supported_pairs();
+// connectivity 6, 18 and 26 (volumes) or 4 and 8 (2D images).
+std::vector<std::pair<Algorithm, int>> supported_pairs_3d();
+std::vector<std::pair<Algorithm, int>> supported_pairs_2d();
+
+// "uf_c6", "buf_ic_c26", "ha4_64_c4": a gtest name for an (algorithm, connectivity) pair.
+std::string parameter_name(Algorithm algorithm, int connectivity);
 
 // The seed of this test's random volumes: VOLCCL_TEST_SEED when set, else a fresh one from
 // std::random_device, so every run explores new volumes.

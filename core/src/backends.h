@@ -16,6 +16,19 @@ LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::
 LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                             const LabelOptions& options);
 
+// CPU backends of the 2D labelers (kernels2d/buf_bke_2d_cpu.cpp, kernels2d/uf_ke_2d_cpu.cpp,
+// kernels2d/ha4_2d_cpu.cpp); extent.z == 1 and connectivity 4 or 8.
+LabelResult label_buf_bke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                 const LabelOptions& options);
+LabelResult label_uf_ke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                               const LabelOptions& options);
+LabelResult label_ha4_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                             const LabelOptions& options);
+
+// Picks the CPU labeler of options.algorithm (resolved) and options.connectivity (label.cpp).
+LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                         const LabelOptions& options);
+
 #if defined(VOLCCL_HAS_CUDA)
 // Host memory in and out through the device (core/src/cuda_device.cu).
 LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,

@@ -7,16 +7,28 @@
 
 namespace volccl::detail {
 
-// kernels3d/buf_bke_3d.cu and kernels3d/uf_3d.cu; `stream` is a cudaStream_t and
-// options.algorithm is resolved (not automatic).
+// One per family and dimension; `stream` is a cudaStream_t and options.algorithm is resolved
+// (not automatic). The 3D ones are in kernels3d/, the 2D ones (extent.z == 1, connectivity 4
+// or 8) in kernels2d/.
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
                                   void* stream);
-// Picks one of the two below by options.algorithm (core/src/cuda_device.cu).
-LabelResult label_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
-                          std::uint32_t* device_labels, const LabelOptions& options, void* stream);
 LabelResult label_uf_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                              std::uint32_t* device_labels, const LabelOptions& options,
                              void* stream);
+LabelResult label_buf_bke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                                  std::uint32_t* device_labels, const LabelOptions& options,
+                                  void* stream);
+LabelResult label_uf_ke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                                std::uint32_t* device_labels, const LabelOptions& options,
+                                void* stream);
+LabelResult label_ha4_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                              std::uint32_t* device_labels, const LabelOptions& options,
+                              void* stream);
+
+// Picks one of the above by options.algorithm and options.connectivity (core/src/cuda_device.cu).
+LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+                            std::uint32_t* device_labels, const LabelOptions& options,
+                            void* stream);
 
 }  // namespace volccl::detail

@@ -141,12 +141,23 @@ void StepEvents::resolve() {
   }
 }
 
-LabelResult label_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
-                          std::uint32_t* device_labels, const LabelOptions& options, void* stream) {
-  if (options.algorithm == Algorithm::uf) {
-    return label_uf_3d_cuda(device_mask, extent, device_labels, options, stream);
+LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+                            std::uint32_t* device_labels, const LabelOptions& options,
+                            void* stream) {
+  const bool image = is_2d_connectivity(options.connectivity);
+  switch (options.algorithm) {
+    case Algorithm::uf:
+      return image ? label_uf_ke_2d_cuda(device_mask, extent, device_labels, options, stream)
+                   : label_uf_3d_cuda(device_mask, extent, device_labels, options, stream);
+    case Algorithm::ke:
+      return label_uf_ke_2d_cuda(device_mask, extent, device_labels, options, stream);
+    case Algorithm::ha4:
+    case Algorithm::ha4_64:
+      return label_ha4_2d_cuda(device_mask, extent, device_labels, options, stream);
+    default:
+      return image ? label_buf_bke_2d_cuda(device_mask, extent, device_labels, options, stream)
+                   : label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream);
   }
-  return label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream);
 }
 
 LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -170,7 +181,7 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
   }
 
   LabelResult result =
-      label_3d_cuda(device_mask.data(), extent, device_labels.data(), options, stream);
+      label_on_device(device_mask.data(), extent, device_labels.data(), options, stream);
 
   StepEvents download(stream);
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
@@ -199,7 +210,7 @@ LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t
     throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
-  return detail::label_3d_cuda(device_mask, extent, device_labels, options, stream);
+  return detail::label_on_device(device_mask, extent, device_labels, options, stream);
 }
 
 }  // namespace cuda

@@ -5,6 +5,21 @@
 #include "volccl/volccl.h"
 
 namespace volccl {
+namespace {
+
+// Why supports(algorithm, connectivity) is false, for the error message.
+std::string unsupported_reason(Algorithm algorithm, int connectivity) {
+  if (algorithm == Algorithm::ke || algorithm == Algorithm::ha4 || algorithm == Algorithm::ha4_64) {
+    return "it labels 2D images only (4 or 8); use uf, buf or bke for volumes";
+  }
+  return is_2d_connectivity(connectivity)
+             ? "a 2x2 block is one piece only under 8-connectivity; use ha4, ha4-64, uf, ke or "
+               "auto for 4"
+             : "a 2x2x2 block is one piece only under 26-connectivity; use uf (or auto) for 6 "
+               "and 18";
+}
+
+}  // namespace
 
 void validate(Extent3 extent, const LabelOptions& options) {
   if (extent.x == 0 || extent.y == 0 || extent.z == 0) {
@@ -18,15 +33,22 @@ void validate(Extent3 extent, const LabelOptions& options) {
                           " voxels is too large for 32-bit labels (at most " +
                           std::to_string(limit) + " voxels)");
   }
-  if (options.connectivity != 6 && options.connectivity != 18 && options.connectivity != 26) {
-    throw InvalidArgument("volccl: connectivity " + std::to_string(options.connectivity) +
-                          " does not exist for volumes; use 6, 18 or 26");
+  const int connectivity = options.connectivity;
+  if (is_2d_connectivity(connectivity)) {
+    if (extent.z != 1) {
+      throw InvalidArgument("volccl: " + std::to_string(connectivity) +
+                            "-connectivity labels 2D images, but " + extent.to_string() +
+                            " is a volume of " + std::to_string(extent.z) +
+                            " slices; use 6, 18 or 26");
+    }
+  } else if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
+    throw InvalidArgument("volccl: connectivity " + std::to_string(connectivity) +
+                          " does not exist; use 4 or 8 for 2D images, 6, 18 or 26 for volumes");
   }
-  if (!supports(options.algorithm, options.connectivity)) {
+  if (!supports(options.algorithm, connectivity)) {
     throw InvalidArgument("volccl: " + to_string(options.algorithm) + " cannot label with " +
-                          std::to_string(options.connectivity) +
-                          "-connectivity: a 2x2x2 block is one piece only under 26-connectivity; "
-                          "use uf (or auto) for 6 and 18");
+                          std::to_string(connectivity) + "-connectivity: " +
+                          unsupported_reason(options.algorithm, connectivity));
   }
 }
 
@@ -35,9 +57,39 @@ namespace detail {
 LabelOptions resolve_algorithm(const LabelOptions& options) {
   LabelOptions resolved = options;
   if (options.algorithm == Algorithm::automatic) {
-    resolved.algorithm = options.connectivity == 26 ? Algorithm::buf : Algorithm::uf;
+    switch (options.connectivity) {
+      case 4:
+        resolved.algorithm = Algorithm::ha4_64;
+        break;
+      case 8:
+        resolved.algorithm = Algorithm::bke;
+        break;
+      case 26:
+        resolved.algorithm = Algorithm::buf;
+        break;
+      default:
+        resolved.algorithm = Algorithm::uf;
+    }
   }
   return resolved;
+}
+
+LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                         const LabelOptions& options) {
+  const bool image = is_2d_connectivity(options.connectivity);
+  switch (options.algorithm) {
+    case Algorithm::uf:
+      return image ? label_uf_ke_2d_cpu(mask, extent, labels, options)
+                   : label_uf_3d_cpu(mask, extent, labels, options);
+    case Algorithm::ke:
+      return label_uf_ke_2d_cpu(mask, extent, labels, options);
+    case Algorithm::ha4:
+    case Algorithm::ha4_64:
+      return label_ha4_2d_cpu(mask, extent, labels, options);
+    default:
+      return image ? label_buf_bke_2d_cpu(mask, extent, labels, options)
+                   : label_buf_bke_3d_cpu(mask, extent, labels, options);
+  }
 }
 
 }  // namespace detail
@@ -60,10 +112,7 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
     return detail::label_cuda_from_host(mask, extent, labels, options);
 #endif
   }
-  if (options.algorithm == Algorithm::uf) {
-    return detail::label_uf_3d_cpu(mask, extent, labels, options);
-  }
-  return detail::label_buf_bke_3d_cpu(mask, extent, labels, options);
+  return detail::label_on_cpu(mask, extent, labels, options);
 }
 
 #if !defined(VOLCCL_HAS_CUDA)

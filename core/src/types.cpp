@@ -30,6 +30,12 @@ std::string to_string(Algorithm algorithm) {
       return "bke-ic";
     case Algorithm::uf:
       return "uf";
+    case Algorithm::ke:
+      return "ke";
+    case Algorithm::ha4:
+      return "ha4";
+    case Algorithm::ha4_64:
+      return "ha4-64";
   }
   throw InvalidArgument("unknown volccl::Algorithm value " +
                         std::to_string(static_cast<int>(algorithm)));
@@ -50,13 +56,28 @@ std::string to_string(Backend backend) {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = {
-      Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic, Algorithm::uf};
+      Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
+      Algorithm::uf,  Algorithm::ke,     Algorithm::ha4, Algorithm::ha4_64};
   return algorithms;
 }
 
 bool supports(Algorithm algorithm, int connectivity) {
-  if (connectivity != 6 && connectivity != 18 && connectivity != 26) return false;
-  return algorithm == Algorithm::automatic || algorithm == Algorithm::uf || connectivity == 26;
+  switch (algorithm) {
+    case Algorithm::automatic:
+    case Algorithm::uf:
+      return is_2d_connectivity(connectivity) || connectivity == 6 || connectivity == 18 ||
+             connectivity == 26;
+    case Algorithm::buf:
+    case Algorithm::buf_ic:
+    case Algorithm::bke:
+    case Algorithm::bke_ic:
+      return connectivity == 8 || connectivity == 26;
+    case Algorithm::ke:
+    case Algorithm::ha4:
+    case Algorithm::ha4_64:
+      return is_2d_connectivity(connectivity);
+  }
+  return false;
 }
 
 Algorithm parse_algorithm(const std::string& name) {
@@ -65,7 +86,7 @@ Algorithm parse_algorithm(const std::string& name) {
     if (to_string(algorithm) == name) return algorithm;
   }
   throw InvalidArgument("unknown algorithm '" + name +
-                        "' (expected auto, buf, buf-ic, bke, bke-ic or uf)");
+                        "' (expected auto, buf, buf-ic, bke, bke-ic, uf, ke, ha4 or ha4-64)");
 }
 
 Backend parse_backend(const std::string& name) {

@@ -22,32 +22,43 @@ bool operator==(const Extent3& a, const Extent3& b);
 
 // Labeling algorithms. The block-based ones come from Allegretti, Bolelli and Grana,
 // "Optimized Block-Based Algorithms to Label Connected Components on GPUs" (TPDS 2020):
-// BUF (Sec. 5.1), BKE (Sec. 5.2), their InlineCompression variants (Sec. 2.1) and the 3D
-// extension with 2x2x2 blocks (Sec. 5.3); they need 26-connectivity. UF is a voxel union-find
-// (Oliveira and Lotufo, Sec. 4.1 of the same paper) whose voxels start linked to the start of
-// their run along x; it serves 6-, 18- and 26-connectivity. `automatic` picks BUF for
-// 26-connectivity and UF for 6 and 18.
-enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf };
+// BUF (Sec. 5.1), BKE (Sec. 5.2), their InlineCompression variants (Sec. 2.1), with 2x2 blocks
+// in 2D and 2x2x2 blocks in 3D (Sec. 5.3); a block is one piece only under full connectivity,
+// so they need 8 (2D) or 26 (3D). UF is a voxel union-find (Oliveira and Lotufo, Sec. 4.1 of
+// the same paper) whose voxels start linked to the start of their run along x; it serves every
+// connectivity. KE (Komura, Sec. 4.2 of the same paper) is the 2D label-equivalence baseline,
+// 4 and 8. HA4 is the warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and
+// Meunier (the HA4 paper), 2D, one pixel per thread; HA4-64 is its two-pixels-per-thread
+// variant. Both also label with 8-connectivity, where runs of adjacent rows join diagonally.
+// `automatic` picks the fastest measured for the connectivity (LabelOptions::algorithm).
+enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ke, ha4, ha4_64 };
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
 
-std::string to_string(Algorithm algorithm);  // "auto", "buf", "buf-ic", "bke", "bke-ic", "uf"
+// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64"
+std::string to_string(Algorithm algorithm);
 std::string to_string(Backend backend);      // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
 Backend parse_backend(const std::string& name);      // throws volccl::InvalidArgument
 // The concrete algorithms (all but `automatic`).
 const std::vector<Algorithm>& all_algorithms();
-// Whether `algorithm` can label with `connectivity` (6, 18 or 26).
+// Whether `algorithm` can label with `connectivity`: 4 or 8 for 2D images, 6, 18 or 26 for
+// volumes.
 bool supports(Algorithm algorithm, int connectivity);
+// 4 and 8 label 2D images (extent.z == 1); 6, 18 and 26 label volumes of any depth.
+constexpr bool is_2d_connectivity(int connectivity) {
+  return connectivity == 4 || connectivity == 8;
+}
 
 struct LabelOptions {
   // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md), UF for 6 and 18.
+  // benchmark volumes, bench/RESULTS.md), UF for 6 and 18, BKE for 8 and HA4-64 for 4.
   Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
-  // 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). The block-based
-  // algorithms need 26: a 2x2x2 block is one piece only under 26-connectivity.
+  // Volumes: 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). 2D images
+  // (extent.z == 1): 4 (edges) or 8 (edges and corners). A one-slice volume may also be labeled
+  // with 6, 18 or 26, which give the labels of 4, 8 and 8.
   int connectivity = 26;
   // Worker threads of the CPU backend; 0 means std::thread::hardware_concurrency().
   unsigned cpu_threads = 0;

@@ -1,0 +1,12 @@
+// PLACEHOLDER until the uf_ke 2D labeler lands: replaced by its implementation.
+#include "cuda_backends.h"
+#include "volccl/error.h"
+
+namespace volccl::detail {
+
+LabelResult label_uf_ke_2d_cuda(const std::uint8_t*, Extent3, std::uint32_t*, const LabelOptions&,
+                                 void*) {
+  throw InvalidArgument("volccl: uf_ke 2D is not built yet");
+}
+
+}  // namespace volccl::detail
