@@ -1,10 +1,12 @@
 // volccl: the command line.
 //
 //   volccl label brain.nii.gz --otsu -o labels.nii.gz
+//   volccl label cells.png --connectivity 4 -o labels.mha
 //
-// reads a 3D volume with ITK, turns it into a foreground mask, labels the connected components
-// of the mask with volccl and writes them as uint32 labels with the input's geometry. Output
-// files are written in a hidden directory beside OUTPUT and moved into place when complete.
+// reads a 3D volume or a 2D image with ITK, turns it into a foreground mask, labels the connected
+// components of the mask with volccl and writes them as uint32 labels with the input's geometry.
+// Output files are written in a hidden directory beside OUTPUT and moved into place when
+// complete.
 #include <stdlib.h>
 
 #include <algorithm>
@@ -37,7 +39,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using MaskImage = itk::Image<std::uint8_t, 3>;
+template <unsigned VDimension>
+using MaskImage = itk::Image<std::uint8_t, VDimension>;
 
 // A failure the user can fix; main prints it on one "volccl: error: " line and exits with 1.
 class CommandError : public std::runtime_error {
@@ -56,7 +59,7 @@ struct Foreground {
 struct LabelCommand {
   std::string input;
   std::string output;
-  int connectivity = 26;
+  int connectivity = 0;  // 0: not given; 26 for volumes, 8 for 2D images
   std::string algorithm = volccl::to_string(volccl::LabelOptions{}.algorithm);
   std::string device = "auto";
   Foreground foreground;
@@ -112,11 +115,12 @@ std::string WithoutLibraryPrefix(std::string message) {
   return message;
 }
 
-// Why the library refuses `options` for any volume (a connectivity other than 6, 18 and 26, a
-// block-based algorithm with 6 or 18), in its own words; empty when it accepts them.
-std::string Refusal(const volccl::LabelOptions& options) {
+// Why the library refuses `options` for an image of `extent` (a connectivity that does not
+// exist, a block-based algorithm with 4, 6 or 18, HA4 or KE on a volume), in its own words;
+// empty when it accepts them. The default extent, one voxel, takes every connectivity.
+std::string Refusal(const volccl::LabelOptions& options, volccl::Extent3 extent = {}) {
   try {
-    volccl::validate({1, 1, 1}, options);
+    volccl::validate(extent, options);
   } catch (const volccl::InvalidArgument& error) {
     return WithoutLibraryPrefix(error.what());
   }
@@ -130,11 +134,11 @@ CLI::Validator SupportedConnectivity() {
         try {
           options.connectivity = std::stoi(value);
         } catch (const std::exception&) {
-          return "connectivity '" + value + "' is not a number; use 6, 18 or 26";
+          return "connectivity '" + value + "' is not a number; use 4 or 8 (2D), 6, 18 or 26";
         }
         return Refusal(options);
       },
-      "{6,18,26}", "SupportedConnectivity");
+      "{4,8,6,18,26}", "SupportedConnectivity");
 }
 
 // "auto", then the concrete algorithms.
@@ -148,28 +152,34 @@ std::vector<std::string> AlgorithmNames() {
 
 CLI::App* AddLabelCommand(CLI::App& app, LabelCommand& command) {
   CLI::App* label = app.add_subcommand(
-      "label", "Label the connected components of a 3D volume and write them as uint32 labels");
+      "label",
+      "Label the connected components of a 3D volume or a 2D image and write them as uint32 "
+      "labels");
   label
       ->add_option("INPUT", command.input,
-                   "Volume to label, in any format ITK reads (.nii, .nii.gz, .mha, .mhd, .nrrd)")
+                   "Volume or image to label, in any format ITK reads (.nii, .nii.gz, .mha, .mhd, "
+                   ".nrrd, .png, .tif)")
       ->required();
   label
       ->add_option("-o,--output", command.output,
-                   "Label volume to write (0 background, 1..N in raster order); its extension "
-                   "picks the format")
+                   "Label image to write (0 background, 1..N in raster order); its extension "
+                   "picks the format (one that stores uint32: .nii.gz, .nii, .mha, .nrrd, .tif)")
       ->required();
   label
       ->add_option("--connectivity", command.connectivity,
-                   "Voxels touching by a face (6), a face or an edge (18), or a face, an edge or "
-                   "a corner (26) are connected. ITK's ConnectedComponentImageFilter defaults to "
-                   "6 (FullyConnected off); 26 is its FullyConnected on")
-      ->capture_default_str()
+                   "Volumes: voxels touching by a face (6), a face or an edge (18), or a face, "
+                   "an edge or a corner (26) are connected; default 26. 2D images: pixels "
+                   "touching by an edge (4) or an edge or a corner (8); default 8. A one-slice "
+                   "volume takes either. ITK's ConnectedComponentImageFilter defaults to 6 / 4 "
+                   "(FullyConnected off); 26 / 8 is its FullyConnected on")
+      ->type_name("INT")
       ->check(SupportedConnectivity());
   label
       ->add_option("--algorithm", command.algorithm,
-                   "Labeling algorithm: auto picks buf for 26-connectivity and uf for 6 and 18; "
-                   "the block-based buf, buf-ic, bke and bke-ic need 26; uf (voxel union-find) "
-                   "takes all three")
+                   "Labeling algorithm: auto picks buf for 26, uf for 6 and 18, bke for 8 and "
+                   "ha4-64 for 4; the block-based buf, buf-ic, bke and bke-ic need 26 or 8; uf "
+                   "(voxel union-find) takes every connectivity; ke, ha4 and ha4-64 label 2D "
+                   "images (4 or 8)")
       ->capture_default_str()
       ->check(CLI::IsMember(AlgorithmNames()));
   label
@@ -179,7 +189,7 @@ CLI::App* AddLabelCommand(CLI::App& app, LabelCommand& command) {
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   CLI::Option* otsu = label->add_flag_callback(
       "--otsu", [&command] { command.foreground.rule = Foreground::Rule::otsu; },
-      "Foreground: voxels above the Otsu threshold of the volume");
+      "Foreground: voxels above the Otsu threshold of the image");
   CLI::Option* threshold =
       label
           ->add_option_function<std::string>(
@@ -203,7 +213,7 @@ volccl::LabelOptions MakeLabelOptions(const LabelCommand& command) {
   volccl::LabelOptions options;
   options.algorithm = volccl::parse_algorithm(command.algorithm);
   options.backend = volccl::parse_backend(command.device);
-  options.connectivity = command.connectivity;
+  if (command.connectivity != 0) options.connectivity = command.connectivity;
   return options;
 }
 
@@ -239,19 +249,34 @@ void CheckOutput(const fs::path& output, const fs::path& input, bool force) {
     throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + Quoted(directory) +
                        (fs::exists(directory) ? " is not a directory" : " does not exist"));
   }
-  if (!itk::ImageIOFactory::CreateImageIO(output.c_str(),
-                                          itk::ImageIOFactory::IOFileModeEnum::WriteMode)) {
+  const itk::ImageIOBase::Pointer writer = itk::ImageIOFactory::CreateImageIO(
+      output.c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode);
+  if (!writer) {
     throw CommandError("cannot write OUTPUT " + Quoted(output) + ": ITK has no writer for " +
                        Quoted(output.extension()) + " files (use .nii.gz, .nii, .mha or .nrrd)");
   }
+  const std::string format = writer->GetNameOfClass();
+  if (format == "PNGImageIO" || format == "JPEGImageIO" || format == "BMPImageIO") {
+    throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + Quoted(output.extension()) +
+                       " files cannot hold uint32 labels (use .nii.gz, .nii, .mha, .nrrd or .tif)");
+  }
 }
 
-// Learns the dimension and pixel type of INPUT without reading its voxels, and refuses what
-// volccl cannot label. Trailing dimensions of size 1 (a 4D NIfTI with one time point) are
-// dropped.
-itk::ImageIOBase::Pointer ReadVolumeInformation(const fs::path& input) {
-  itk::ImageIOBase::Pointer io = itk::ImageIOFactory::CreateImageIO(
+// What INPUT holds, learned from its header.
+struct InputInformation {
+  itk::ImageIOBase::Pointer io;
+  unsigned dimension = 3;  // 2 for a 2D image, 3 for a volume (possibly of one slice)
+  volccl::Extent3 extent;
+};
+
+// Learns the dimension, size and pixel type of INPUT without reading its voxels, and refuses
+// what volccl cannot label. Trailing dimensions of size 1 beyond the third (a 4D NIfTI with one
+// time point) are dropped.
+InputInformation ReadInputInformation(const fs::path& input) {
+  InputInformation information;
+  information.io = itk::ImageIOFactory::CreateImageIO(
       input.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  itk::ImageIOBase* io = information.io.GetPointer();
   if (!io) {
     throw CommandError("cannot read INPUT " + Quoted(input) +
                        ": not an image in a format ITK reads, or a damaged one");
@@ -265,24 +290,49 @@ itk::ImageIOBase::Pointer ReadVolumeInformation(const fs::path& input) {
 
   unsigned dimension = io->GetNumberOfDimensions();
   while (dimension > 3 && io->GetDimensions(dimension - 1) == 1) --dimension;
-  if (dimension != 3) {
+  if (dimension != 2 && dimension != 3) {
     throw CommandError(Quoted(input) + " is a " + std::to_string(dimension) +
-                       "D image; only 3D volumes are supported for now");
+                       "D image; volccl labels 2D images and 3D volumes");
   }
   if (io->GetNumberOfComponents() != 1) {
     throw CommandError(Quoted(input) + " has " + std::to_string(io->GetNumberOfComponents()) +
                        "-component " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) +
-                       " voxels; only volumes of scalar voxels are supported");
+                       " pixels; only images of scalar pixels are supported");
   }
-  return io;
+  information.dimension = dimension;
+  information.extent = {io->GetDimensions(0), io->GetDimensions(1),
+                        dimension == 3 ? io->GetDimensions(2) : 1};
+  return information;
+}
+
+// The connectivity to label INPUT with: the one asked for, else 8 for a 2D image or a one-slice
+// volume and 26 for other volumes. Refuses volume connectivities on a 2D file and anything the
+// library refuses for this extent (4 or 8 on a volume, ha4 on a volume).
+int ResolveConnectivity(const LabelCommand& command, const InputInformation& information) {
+  const volccl::Extent3& extent = information.extent;
+  int connectivity = command.connectivity;
+  if (connectivity == 0) connectivity = extent.z == 1 ? 8 : 26;
+  if (information.dimension == 2 && !volccl::is_2d_connectivity(connectivity)) {
+    throw CommandError("INPUT " + Quoted(command.input) + " is a 2D image of " +
+                       std::to_string(extent.x) + "x" + std::to_string(extent.y) +
+                       " pixels; use --connectivity 4 or 8 (" + std::to_string(connectivity) +
+                       " is for volumes)");
+  }
+  volccl::LabelOptions options = MakeLabelOptions(command);
+  options.connectivity = connectivity;
+  const std::string refusal = Refusal(options, extent);
+  if (!refusal.empty()) throw CommandError("INPUT " + Quoted(command.input) + ": " + refusal);
+  return connectivity;
 }
 
 // ---- reading, binarizing and labeling -------------------------------------------------------
 
-template <typename TPixel>
-MaskImage::Pointer Binarize(const itk::Image<TPixel, 3>* image, const Foreground& foreground) {
+template <typename TPixel, unsigned VDimension>
+typename MaskImage<VDimension>::Pointer Binarize(const itk::Image<TPixel, VDimension>* image,
+                                                 const Foreground& foreground) {
   if (foreground.rule == Foreground::Rule::otsu) {
-    auto otsu = itk::OtsuThresholdImageFilter<itk::Image<TPixel, 3>, MaskImage>::New();
+    auto otsu =
+        itk::OtsuThresholdImageFilter<itk::Image<TPixel, VDimension>, MaskImage<VDimension>>::New();
     otsu->SetInput(image);
     // ITK puts voxels at or below the threshold "inside"; the foreground is above it. 256 bins
     // and the bins' midpoints, as scikit-image's threshold_otsu: the counts of the real volumes
@@ -294,7 +344,7 @@ MaskImage::Pointer Binarize(const itk::Image<TPixel, 3>* image, const Foreground
     otsu->Update();
     return otsu->GetOutput();
   }
-  auto mask = MaskImage::New();
+  auto mask = MaskImage<VDimension>::New();
   mask->CopyInformation(image);  // spacing, origin and direction
   mask->SetRegions(image->GetBufferedRegion());
   mask->Allocate();
@@ -309,13 +359,13 @@ MaskImage::Pointer Binarize(const itk::Image<TPixel, 3>* image, const Foreground
 }
 
 // Reads INPUT as TPixel voxels (its own type: no rounding), binarizes it and labels it.
-template <typename TPixel>
-volccl::LabeledImage ReadAndLabel(const fs::path& input, const LabelCommand& command,
-                                  CommandTimings& timings) {
+template <unsigned VDimension, typename TPixel>
+volccl::LabeledImage<VDimension> ReadAndLabel(const fs::path& input, const LabelCommand& command,
+                                              CommandTimings& timings) {
   volccl::detail::StepClock stopwatch;
-  typename itk::Image<TPixel, 3>::Pointer image;
+  typename itk::Image<TPixel, VDimension>::Pointer image;
   try {
-    image = itk::ReadImage<itk::Image<TPixel, 3>>(input.string());
+    image = itk::ReadImage<itk::Image<TPixel, VDimension>>(input.string());
   } catch (const itk::ExceptionObject& error) {
     throw CommandError("cannot read INPUT " + Quoted(input) + ": " + error.GetDescription());
   }
@@ -324,38 +374,40 @@ volccl::LabeledImage ReadAndLabel(const fs::path& input, const LabelCommand& com
   if (command.foreground.rule == Foreground::Rule::nonzero) {
     return volccl::LabelImage(image.GetPointer(), options);
   }
-  MaskImage::Pointer mask = Binarize(image.GetPointer(), command.foreground);
+  typename MaskImage<VDimension>::Pointer mask = Binarize(image.GetPointer(), command.foreground);
   image = nullptr;  // frees the input before the labels are allocated
   timings.binarize_ms = stopwatch.lap();
   return volccl::LabelImage(mask.GetPointer(), options);
 }
 
-volccl::LabeledImage ReadAndLabel(const itk::ImageIOBase& io, const fs::path& input,
-                                  const LabelCommand& command, CommandTimings& timings) {
+template <unsigned VDimension>
+volccl::LabeledImage<VDimension> ReadAndLabel(const itk::ImageIOBase& io, const fs::path& input,
+                                              const LabelCommand& command,
+                                              CommandTimings& timings) {
   using Component = itk::IOComponentEnum;
   switch (io.GetComponentType()) {
     case Component::UCHAR:
-      return ReadAndLabel<std::uint8_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::uint8_t>(input, command, timings);
     case Component::CHAR:
-      return ReadAndLabel<std::int8_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::int8_t>(input, command, timings);
     case Component::USHORT:
-      return ReadAndLabel<std::uint16_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::uint16_t>(input, command, timings);
     case Component::SHORT:
-      return ReadAndLabel<std::int16_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::int16_t>(input, command, timings);
     case Component::UINT:
-      return ReadAndLabel<std::uint32_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::uint32_t>(input, command, timings);
     case Component::INT:
-      return ReadAndLabel<std::int32_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::int32_t>(input, command, timings);
     case Component::ULONG:
     case Component::ULONGLONG:
-      return ReadAndLabel<std::uint64_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::uint64_t>(input, command, timings);
     case Component::LONG:
     case Component::LONGLONG:
-      return ReadAndLabel<std::int64_t>(input, command, timings);
+      return ReadAndLabel<VDimension, std::int64_t>(input, command, timings);
     case Component::FLOAT:
-      return ReadAndLabel<float>(input, command, timings);
+      return ReadAndLabel<VDimension, float>(input, command, timings);
     case Component::DOUBLE:
-      return ReadAndLabel<double>(input, command, timings);
+      return ReadAndLabel<VDimension, double>(input, command, timings);
     default:
       throw CommandError(Quoted(input) + " has " +
                          itk::ImageIOBase::GetComponentTypeAsString(io.GetComponentType()) +
@@ -410,7 +462,8 @@ class StagingDirectory {
   fs::path path_;
 };
 
-void WriteLabels(const volccl::LabelImageType* labels, const fs::path& output,
+template <unsigned VDimension>
+void WriteLabels(const volccl::LabelImageType<VDimension>* labels, const fs::path& output,
                  const StagingDirectory& staging) {
   try {
     itk::WriteImage(labels, staging.StagedOutput().string());
@@ -451,16 +504,21 @@ std::string DeviceDescription(const volccl::LabelResult& result) {
   return "CPU, " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
 }
 
-volccl::Extent3 ExtentOf(const volccl::LabelImageType* labels) {
+// "128x128x62 voxels" or "640x480 pixels".
+template <unsigned VDimension>
+std::string SizeOf(const volccl::LabelImageType<VDimension>* labels) {
   const auto& size = labels->GetBufferedRegion().GetSize();
-  return {size[0], size[1], size[2]};
+  std::string text = std::to_string(size[0]);
+  for (unsigned axis = 1; axis < VDimension; ++axis) text += "x" + std::to_string(size[axis]);
+  return text + (VDimension == 3 ? " voxels" : " pixels");
 }
 
 // "labeled 128x128x62 voxels: 17 components (buf, 26-connectivity, on CPU, 2 threads,
 // 12.3 ms)", with the algorithm that ran (what auto chose).
-std::string Summary(const LabelCommand& command, const volccl::LabeledImage& labeled) {
+template <unsigned VDimension>
+std::string Summary(const LabelCommand& command, const volccl::LabeledImage<VDimension>& labeled) {
   const std::uint32_t count = labeled.Result.component_count;
-  return "labeled " + ExtentOf(labeled.Labels).to_string() + " voxels: " + std::to_string(count) +
+  return "labeled " + SizeOf(labeled.Labels.GetPointer()) + ": " + std::to_string(count) +
          (count == 1 ? " component (" : " components (") +
          volccl::to_string(labeled.Result.algorithm_used) + ", " +
          std::to_string(command.connectivity) + "-connectivity, on " +
@@ -468,15 +526,18 @@ std::string Summary(const LabelCommand& command, const volccl::LabeledImage& lab
          " ms)";
 }
 
-std::string TimingsJson(const LabelCommand& command, const volccl::LabeledImage& labeled,
+template <unsigned VDimension>
+std::string TimingsJson(const LabelCommand& command,
+                        const volccl::LabeledImage<VDimension>& labeled,
                         const CommandTimings& timings) {
-  const volccl::Extent3 extent = ExtentOf(labeled.Labels);
+  const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
   const volccl::StepTimings& steps = labeled.Result.timings;
   std::ostringstream json;
   json.precision(6);
   json << "{\"input\": " << JsonString(command.input)
-       << ", \"output\": " << JsonString(command.output) << ", \"size\": [" << extent.x << ", "
-       << extent.y << ", " << extent.z << "], \"components\": " << labeled.Result.component_count
+       << ", \"output\": " << JsonString(command.output) << ", \"size\": [" << size[0];
+  for (unsigned axis = 1; axis < VDimension; ++axis) json << ", " << size[axis];
+  json << "], \"components\": " << labeled.Result.component_count
        << ", \"algorithm\": " << JsonString(volccl::to_string(labeled.Result.algorithm_used))
        << ", \"connectivity\": " << command.connectivity
        << ", \"device\": " << JsonString(volccl::to_string(labeled.Result.backend_used))
@@ -494,18 +555,16 @@ std::string TimingsJson(const LabelCommand& command, const volccl::LabeledImage&
 
 // ---- volccl label -------------------------------------------------------------------------------
 
-int RunLabel(const LabelCommand& command) {
+template <unsigned VDimension>
+int LabelAndWrite(const itk::ImageIOBase& io, const LabelCommand& command) {
   const fs::path input = command.input;
   const fs::path output = command.output;
-  CheckInput(input);
-  CheckOutput(output, input, command.force);
-  const itk::ImageIOBase::Pointer io = ReadVolumeInformation(input);
   const StagingDirectory staging(output);  // before the labeling: an unwritable OUTPUT fails fast
 
   CommandTimings timings;
-  volccl::LabeledImage labeled = ReadAndLabel(*io, input, command, timings);
+  volccl::LabeledImage<VDimension> labeled = ReadAndLabel<VDimension>(io, input, command, timings);
   volccl::detail::StepClock stopwatch;
-  WriteLabels(labeled.Labels, output, staging);
+  WriteLabels(labeled.Labels.GetPointer(), output, staging);
   staging.Commit(input, command.force);
   timings.write_ms = stopwatch.lap();
 
@@ -516,6 +575,16 @@ int RunLabel(const LabelCommand& command) {
     std::cout << Summary(command, labeled) << '\n';
   }
   return 0;
+}
+
+int RunLabel(const LabelCommand& requested) {
+  CheckInput(requested.input);
+  CheckOutput(requested.output, requested.input, requested.force);
+  const InputInformation information = ReadInputInformation(requested.input);
+  LabelCommand command = requested;
+  command.connectivity = ResolveConnectivity(requested, information);
+  return information.dimension == 2 ? LabelAndWrite<2>(*information.io, command)
+                                    : LabelAndWrite<3>(*information.io, command);
 }
 
 // One line: ITK descriptions span several lines, and the library's messages start with
@@ -536,8 +605,10 @@ void PrintError(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"volccl: connected-component labeling of 3D volumes on NVIDIA GPUs and CPUs",
-               "volccl"};
+  CLI::App app{
+      "volccl: connected-component labeling of 3D volumes and 2D images on NVIDIA GPUs "
+      "and CPUs",
+      "volccl"};
   app.set_version_flag("--version", "volccl " VOLCCL_VERSION);
   app.require_subcommand(1);
   app.footer("Example: volccl label data/samples/brain_t1.nii.gz --otsu -o labels.nii.gz");
@@ -545,9 +616,11 @@ int main(int argc, char** argv) {
   const CLI::App* label = AddLabelCommand(app, command);
   try {
     app.parse(argc, argv);
-    // An algorithm that cannot label with the connectivity asked for (buf with 6).
-    const std::string refusal = Refusal(MakeLabelOptions(command));
-    if (!refusal.empty()) throw CLI::ValidationError(refusal);
+    // An algorithm that cannot label with the connectivity asked for (buf with 6, ha4 with 26).
+    if (command.connectivity != 0) {
+      const std::string refusal = Refusal(MakeLabelOptions(command));
+      if (!refusal.empty()) throw CLI::ValidationError(refusal);
+    }
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
       return app.exit(error);  // --help, --version

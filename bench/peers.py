@@ -6,7 +6,8 @@
 
 Timing (DESIGN.md, Performance): for every DIR/NAME.npy, the volume is copied to the device
 once, then cupyx.scipy.ndimage.label with the structure of --connectivity (6, 18 or 26:
-scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3); 26 by default) runs --warmup
+scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3); 26 by default; or 4 or 8 for
+the 2D images: (2, 1) or (2, 2)) runs --warmup
 untimed and --runs timed times between two CUDA events on the current stream. Its output is
 allocated inside label from CuPy's default memory pool, as users have it. The CSV has the
 columns of volccl-bench's; with --bandwidth (the device-to-device copy bandwidth, read +
@@ -37,11 +38,14 @@ COLUMNS = [
 FLOOR_BYTES_PER_VOXEL = 1 + 4
 # The neighbours within city-block distance 1, 2 or 3. NumPy arrays: CuPy converts a CuPy
 # structure to NumPy on every call, a device-to-host copy that is not part of labeling.
+# In 2D (volccl-bench's images), the pixels within distance 1 or 2.
 STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),
               18: scipy.ndimage.generate_binary_structure(3, 2),
-              26: scipy.ndimage.generate_binary_structure(3, 3)}
+              26: scipy.ndimage.generate_binary_structure(3, 3),
+              4: scipy.ndimage.generate_binary_structure(2, 1),
+              8: scipy.ndimage.generate_binary_structure(2, 2)}
 # volccl-bench's labels: NAME.cCONNECTIVITY.labels.npy.
-LABELS_FILE = re.compile(r"^(?P<name>.+)\.c(?P<connectivity>6|18|26)\.labels\.npy$")
+LABELS_FILE = re.compile(r"^(?P<name>.+)\.c(?P<connectivity>4|8|6|18|26)\.labels\.npy$")
 
 
 def parse_arguments():
@@ -95,7 +99,7 @@ def labels_files(dump_dir):
     for path in sorted(dump_dir.glob("*.labels.npy")):
         match = LABELS_FILE.match(path.name)
         if match is None:
-            raise SystemExit(f"peers.py: {path} is not NAME.c6|c18|c26.labels.npy")
+            raise SystemExit(f"peers.py: {path} is not NAME.c4|c8|c6|c18|c26.labels.npy")
         found.append((match["name"], int(match["connectivity"]), path))
     return found
 
@@ -164,9 +168,10 @@ def check_labels(name, connectivity, volume, ours, cupy_count):
             print(f"OK       {name}: volccl labels identical to scipy's ({count} components)")
         else:
             first = int(np.argmax(differing))
-            z, y, x = np.unravel_index(first, ours.shape)
+            where = ", ".join(f"{axis} {i}" for axis, i in
+                              zip("zyx"[-ours.ndim:], np.unravel_index(first, ours.shape)))
             print(f"MISMATCH {name}: volccl labels differ from scipy's at {mismatches} voxels; "
-                  f"first at index {first} (z {z}, y {y}, x {x}): volccl {ours.flat[first]}, "
+                  f"first at index {first} ({where}): volccl {ours.flat[first]}, "
                   f"scipy {reference.flat[first]}; components volccl {int(ours.max())}, "
                   f"scipy {count}")
             matched = False

@@ -2,13 +2,15 @@
 # run_gpu.sh BIN_DIR: the GPU benchmark, run from the repository root on the GPU machine.
 #   BIN_DIR  folder with volccl-bench and its libraries in BIN_DIR/lib (tools/bundle-libs)
 #   OUT      environment variable: folder for the results (created if missing)
-# For each connectivity, 26 (every algorithm) then 6 and 18 (UF), on the acceptance volumes
-# (random 256^3 and 512^3, density 30 %, granularity 1 and 8; Hilbert order 6 at 128^3): runs
-# volccl-bench (labels checked on the device, volumes and labels dumped) and bench/peers.py
-# (CuPy timed on the same volumes with the matching structure, our labels checked against
-# scipy's), then prints one table per connectivity. Writes OUT/bench_volccl_cC.{csv,json,txt},
-# OUT/bench_cupy_cC.{csv,txt} for C in 26, 6, 18 and OUT/bench_summary.md. Exits non-zero when a
-# check fails; the tables are printed anyway.
+# For each connectivity, 26 (every algorithm) then 6 and 18 (UF) on the acceptance volumes
+# (random 256^3 and 512^3, density 30 %, granularity 1 and 8; Hilbert order 6 at 128^3), then 8
+# and 4 on the 2D granularity images (2048^2, density 0-100 % step 10, granularity 1, 4, 16) with
+# every 2D algorithm: runs volccl-bench (labels checked on the device, volumes and labels dumped)
+# and bench/peers.py (CuPy timed on the same volumes with the matching structure, our labels
+# checked against scipy's), then prints one table per connectivity. Writes
+# OUT/bench_volccl_cC.{csv,json,txt}, OUT/bench_cupy_cC.{csv,txt} for C in 26, 6, 18, 8, 4 and
+# OUT/bench_summary.md. Exits non-zero when a check fails; the tables are printed anyway.
+# CONNECTIVITIES (environment, default "26 6 18 8 4") picks some of them.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: OUT=DIR bench/run_gpu.sh BIN_DIR" >&2; exit 2; }
 bin=$(cd "$1" && pwd)
@@ -26,7 +28,7 @@ fi
 
 status=0
 csvs=()
-for connectivity in 26 6 18; do
+for connectivity in ${CONNECTIVITIES:-26 6 18 8 4}; do
   echo "== $connectivity-connectivity"
   results=$out/bench_volccl_c$connectivity
   cupy=$out/bench_cupy_c$connectivity

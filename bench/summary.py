@@ -6,12 +6,14 @@
 The rows of every CSV are pooled: those with algorithm cupy-label are CuPy's, the others
 volccl's. For each connectivity, in the order the CSVs first give it, one line per volume: the
 median ms of each volccl algorithm and of CuPy, CuPy's median over the best volccl median (with
-the algorithm that gave it), the memory floor in ms and the best median as a multiple of it. A
-value no CSV has is shown as "-".
+the algorithm that gave it), the memory floor in ms and the best median as a multiple of it; then
+a last line with each algorithm's geometric-mean speed-up over CuPy across the volumes. A value
+no CSV has is shown as "-".
 """
 
 import argparse
 import csv
+import math
 import pathlib
 import sys
 
@@ -46,6 +48,15 @@ def print_table(rows):
         x_floor = f"{medians[best] / floor[volume]:.1f}x" if volume in floor else "-"
         cells = [volume, *(ms(medians.get(a)) for a in algorithms), ms(cupy.get(volume)),
                  speed_up, ms(floor.get(volume), 4), x_floor]
+        print("| " + " | ".join(cells) + " |")
+    if cupy:
+        cells = ["geometric-mean speed-up over cupy"]
+        for algorithm in algorithms:
+            ratios = [cupy[v] / median[(v, algorithm)] for v in volumes
+                      if v in cupy and (v, algorithm) in median]
+            mean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+            cells.append("-" if mean is None else f"{mean:.1f}x")
+        cells += ["1.0x", "", "", ""]
         print("| " + " | ".join(cells) + " |")
 
 

@@ -1,10 +1,13 @@
 // volccl-bench: times volccl's labeling algorithms on the acceptance volumes the way DESIGN.md
 // (Performance) and YACCLAB (BUF/BKE paper, Sec. 6.2) ask, checks their labels, and writes a
 // table, CSV, JSON and, for bench/peers.py, the volumes and labels as .npy files. One
-// connectivity per run (26 by default), with every algorithm that supports it.
+// connectivity per run (26 by default), with every algorithm that supports it. With 4 or 8 the
+// images are YACCLAB's 2D granularity test: 2048^2, density 0-100 % in steps of 10,
+// granularity 1, 4 and 16.
 //
 //   volccl-bench --device cuda --csv bench.csv --dump-dir /tmp/volumes
 //   volccl-bench --device cuda --connectivity 6
+//   volccl-bench --device cuda --connectivity 8
 //   volccl-bench --quick --device cpu
 #include <CLI/CLI.hpp>
 
@@ -53,6 +56,7 @@ struct VolumeSpec {
   enum class Kind { random, hilbert };
   Kind kind = Kind::random;
   std::string name;
+  unsigned dimensions = 3;  // 2: a side x side image
   std::uint64_t side = 0;
   unsigned density_percent = 0;  // random
   unsigned granularity = 0;      // random
@@ -73,6 +77,15 @@ VolumeSpec random_volume(std::uint64_t side, unsigned density_percent, unsigned 
   return spec;
 }
 
+// "image-2048-d30-g1": a side x side 2D image of YACCLAB's granularity test.
+VolumeSpec random_image(std::uint64_t side, unsigned density_percent, unsigned granularity,
+                        std::uint32_t seed) {
+  VolumeSpec spec = random_volume(side, density_percent, granularity, seed);
+  spec.name.replace(0, std::string("random").size(), "image");
+  spec.dimensions = 2;
+  return spec;
+}
+
 VolumeSpec hilbert_volume(unsigned order, std::uint64_t side) {
   VolumeSpec spec;
   spec.kind = VolumeSpec::Kind::hilbert;
@@ -88,20 +101,38 @@ std::vector<VolumeSpec> acceptance_volumes() {
           random_volume(512, 30, 8, 4), hilbert_volume(6, 128)};
 }
 
-// Small volumes for --quick: a few seconds on a CPU.
+// YACCLAB's 2D granularity test (BUF/BKE paper, Sec. 6.1.3 and 6.2): 2048^2 images, density 0
+// to 100 % in steps of 10, granularity 1, 4 and 16, one MT19937 seed each.
+std::vector<VolumeSpec> granularity_images() {
+  std::vector<VolumeSpec> images;
+  std::uint32_t seed = 100;
+  for (unsigned granularity : {1u, 4u, 16u}) {
+    for (unsigned density = 0; density <= 100; density += 10) {
+      images.push_back(random_image(2048, density, granularity, seed++));
+    }
+  }
+  return images;
+}
+
+// Small volumes and images for --quick (a few seconds on a CPU) and for compute-sanitizer.
 std::vector<VolumeSpec> quick_volumes() {
   return {random_volume(64, 30, 1, 5), hilbert_volume(4, 32)};
+}
+std::vector<VolumeSpec> quick_images() {
+  return {random_image(256, 50, 1, 6), random_image(512, 50, 1, 7)};
 }
 
 volccl::data::Volume generate(const VolumeSpec& spec) {
   if (spec.kind == VolumeSpec::Kind::hilbert) return volccl::data::hilbert(spec.order, spec.side);
-  return volccl::data::random_granular({spec.side, spec.side, spec.side},
-                                       spec.density_percent / 100.0, spec.granularity, spec.seed);
+  const std::uint64_t depth = spec.dimensions == 2 ? 1 : spec.side;
+  return volccl::data::random_granular({spec.side, spec.side, depth}, spec.density_percent / 100.0,
+                                       spec.granularity, spec.seed);
 }
 
 // What the reports say about a generated volume.
 struct VolumeInfo {
   std::string name;
+  unsigned dimensions = 3;
   Extent3 extent;
   std::uint64_t voxels = 0;
   double density = 0;  // measured foreground fraction
@@ -113,6 +144,7 @@ struct VolumeInfo {
 VolumeInfo describe(const VolumeSpec& spec, const volccl::data::Volume& volume) {
   VolumeInfo info;
   info.name = spec.name;
+  info.dimensions = spec.dimensions;
   info.extent = volume.extent;
   info.voxels = volume.extent.voxel_count();
   const auto foreground = std::count_if(volume.voxels.begin(), volume.voxels.end(),
@@ -239,12 +271,16 @@ bool little_endian() {
   return *reinterpret_cast<const unsigned char*>(&probe) == 1;
 }
 
-// A C-order array of shape (z, y, x) in NumPy's .npy format, version 1.0.
-void write_npy(const fs::path& path, const std::string& descr, Extent3 extent, const void* data,
-               std::uint64_t bytes) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" +
-                       std::to_string(extent.z) + ", " + std::to_string(extent.y) + ", " +
-                       std::to_string(extent.x) + "), }";
+// A C-order array of shape (z, y, x), or (y, x) for a 2D image, in NumPy's .npy format,
+// version 1.0.
+void write_npy(const fs::path& path, const std::string& descr, const VolumeInfo& info,
+               const void* data, std::uint64_t bytes) {
+  const Extent3& extent = info.extent;
+  const std::string shape =
+      (info.dimensions == 3 ? std::to_string(extent.z) + ", " : std::string()) +
+      std::to_string(extent.y) + ", " + std::to_string(extent.x);
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
   // Magic, version and header length take 10 bytes; the header ends in '\n' and is padded with
   // spaces so that the data starts at a multiple of 64 bytes.
   const std::size_t unpadded = 10 + header.size() + 1;
@@ -390,8 +426,8 @@ std::uint32_t check_algorithms(Bench& bench, const VolumeInfo& info,
     if (i == 0) {
       count = result.component_count;
       if (dump_dir) {
-        write_npy(labels_file(*dump_dir, info, connectivity), little_endian() ? "<u4" : ">u4",
-                  info.extent, reference.data(), info.voxels * sizeof(std::uint32_t));
+        write_npy(labels_file(*dump_dir, info, connectivity), little_endian() ? "<u4" : ">u4", info,
+                  reference.data(), info.voxels * sizeof(std::uint32_t));
       }
     } else {
       check_identical(info, algorithms[0], reference, algorithms[i], labels);
@@ -466,20 +502,20 @@ struct Report {
 
 void print_tables(const Report& report) {
   std::printf("\n%d-connectivity\n", report.connectivity);
-  std::printf("%-20s %-8s %-6s %10s %10s %10s %11s %8s\n", "volume", "algorithm", "device",
+  std::printf("%-20s %-9s %-6s %10s %10s %10s %11s %8s\n", "volume", "algorithm", "device",
               "median ms", "min ms", "max ms", "components", "x floor");
   for (const Row& row : report.rows) {
     const std::optional<double> x_floor = row.x_floor();
-    std::printf("%-20s %-8s %-6s %10.3f %10.3f %10.3f %11u %8s\n", row.volume.name.c_str(),
+    std::printf("%-20s %-9s %-6s %10.3f %10.3f %10.3f %11u %8s\n", row.volume.name.c_str(),
                 row.algorithm.c_str(), row.device.c_str(), row.median_ms, row.min_ms, row.max_ms,
                 row.components, x_floor ? fixed(*x_floor, 1).c_str() : "-");
   }
   std::printf("\nstep medians (ms), as the library reports them\n");
-  std::printf("%-20s %-8s %9s %9s %9s %9s %9s %9s %9s\n", "volume", "algorithm", "alloc", "init",
+  std::printf("%-20s %-9s %9s %9s %9s %9s %9s %9s %9s\n", "volume", "algorithm", "alloc", "init",
               "merge", "compress", "relabel", "final", "total");
   for (const Row& row : report.rows) {
     const StepTimings& s = row.steps;
-    std::printf("%-20s %-8s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", row.volume.name.c_str(),
+    std::printf("%-20s %-9s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", row.volume.name.c_str(),
                 row.algorithm.c_str(), s.allocation_ms, s.initialization_ms, s.merge_ms,
                 s.compression_ms, s.relabel_ms, s.final_labeling_ms, s.total_ms);
   }
@@ -587,10 +623,17 @@ std::vector<Algorithm> selected_algorithms(const Settings& settings) {
   return algorithms;
 }
 
+// The volumes (connectivity 6, 18, 26) or images (4, 8) named, or the default ones.
 std::vector<VolumeSpec> selected_volumes(const Settings& settings) {
-  if (settings.volumes.empty()) return settings.quick ? quick_volumes() : acceptance_volumes();
-  std::vector<VolumeSpec> known = acceptance_volumes();
-  for (VolumeSpec& spec : quick_volumes()) known.push_back(std::move(spec));
+  const bool images = volccl::is_2d_connectivity(settings.connectivity);
+  if (settings.volumes.empty()) {
+    if (images) return settings.quick ? quick_images() : granularity_images();
+    return settings.quick ? quick_volumes() : acceptance_volumes();
+  }
+  std::vector<VolumeSpec> known = images ? granularity_images() : acceptance_volumes();
+  for (VolumeSpec& spec : images ? quick_images() : quick_volumes()) {
+    known.push_back(std::move(spec));
+  }
   std::vector<VolumeSpec> selected;
   for (const std::string& name : settings.volumes) {
     const auto found = std::find_if(known.begin(), known.end(),
@@ -598,7 +641,9 @@ std::vector<VolumeSpec> selected_volumes(const Settings& settings) {
     if (found == known.end()) {
       std::string names;
       for (const VolumeSpec& spec : known) names += " " + spec.name;
-      throw std::invalid_argument("unknown volume '" + name + "'; known:" + names);
+      throw std::invalid_argument("unknown " + std::string(images ? "image" : "volume") + " '" +
+                                  name + "' at " + std::to_string(settings.connectivity) +
+                                  "-connectivity; known:" + names);
     }
     selected.push_back(*found);
   }
@@ -624,8 +669,7 @@ void run_all(Bench& bench, const Settings& settings, const std::vector<VolumeSpe
     if (info.order) std::cout << ", Hilbert order " << *info.order;
     std::cout << '\n';
     if (dump_dir) {
-      write_npy(*dump_dir / (info.name + ".npy"), "|u1", info.extent, volume.voxels.data(),
-                info.voxels);
+      write_npy(*dump_dir / (info.name + ".npy"), "|u1", info, volume.voxels.data(), info.voxels);
     }
     bench.set_volume(volume.voxels.data(), volume.extent);
     const std::uint32_t components =
@@ -694,13 +738,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
   app.add_option("--connectivity", settings.connectivity,
-                 "6, 18 or 26: voxels touching by a face, also by an edge, also by a corner")
-      ->check(CLI::IsMember({6, 18, 26}))
+                 "6, 18 or 26 for volumes (voxels touching by a face, also by an edge, also by "
+                 "a corner); 4 or 8 for the 2D images (pixels touching by an edge, also by a "
+                 "corner)")
+      ->check(CLI::IsMember({4, 8, 6, 18, 26}))
       ->capture_default_str();
   app.add_option("--algorithms", settings.algorithms,
-                 "comma-separated: buf,buf-ic,bke,bke-ic,uf (default: all that support the "
-                 "connectivity, buf to uf at 26, uf at 6 and 18); the first one's labels are "
-                 "dumped and the others compared with them")
+                 "comma-separated: buf,buf-ic,bke,bke-ic,uf,ke,ha4,ha4-64 (default: all that "
+                 "support the connectivity); the first one's labels are dumped and the others "
+                 "compared with them")
       ->delimiter(',');
   app.add_option("--runs", settings.runs, "timed runs per algorithm and volume (5 with --quick)")
       ->check(CLI::Range(1, 1000000))
@@ -709,7 +755,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_flag("--quick", settings.quick,
-               "small volumes (random-64-d30-g1, hilbert-32-o4) and few runs, for CI");
+               "small volumes (random-64-d30-g1, hilbert-32-o4) or images (image-256-d50-g1, "
+               "image-512-d50-g1) and few runs, for CI");
   app.add_option("--csv", settings.csv, "write the results as CSV");
   app.add_option("--json", settings.json, "write the results, volumes and bandwidth as JSON");
   app.add_option("--dump-dir", settings.dump_dir,
@@ -719,7 +766,9 @@ int main(int argc, char** argv) {
   app.add_option("--volumes", settings.volumes,
                  "comma-separated names: random-256-d30-g1, random-256-d30-g8, "
                  "random-512-d30-g1, random-512-d30-g8, hilbert-128-o6 (default), "
-                 "random-64-d30-g1, hilbert-32-o4 (default with --quick)")
+                 "random-64-d30-g1, hilbert-32-o4 (default with --quick); at 4 and 8 "
+                 "image-2048-dD-gG for D = 0, 10, ..., 100 and G = 1, 4, 16 (default), "
+                 "image-256-d50-g1, image-512-d50-g1 (default with --quick)")
       ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   if (settings.quick) {

@@ -51,8 +51,7 @@ TEST(Errors, ConnectivityThatDoesNotExistIsInvalid) {
     validate({2, 2, 2}, options);
     FAIL() << "validate accepted connectivity 10";
   } catch (const InvalidArgument& error) {
-    EXPECT_NE(std::string(error.what()).find("connectivity 10"), std::string::npos)
-        << error.what();
+    EXPECT_NE(std::string(error.what()).find("connectivity 10"), std::string::npos) << error.what();
   }
 }
 
@@ -152,12 +151,13 @@ TEST(Names, SupportsTable) {
           << to_string(algorithm) << " " << connectivity;
     }
     for (Algorithm algorithm : {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
-      EXPECT_FALSE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
+      EXPECT_FALSE(supports(algorithm, connectivity))
+          << to_string(algorithm) << " " << connectivity;
     }
   }
   for (int connectivity : {4, 8}) {
-    for (Algorithm algorithm : {Algorithm::automatic, Algorithm::uf, Algorithm::ke, Algorithm::ha4,
-                                Algorithm::ha4_64}) {
+    for (Algorithm algorithm :
+         {Algorithm::automatic, Algorithm::uf, Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
       EXPECT_TRUE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
     }
     for (Algorithm algorithm :
@@ -201,10 +201,10 @@ TEST(Names, UnknownNamesAreInvalid) {
 }
 
 TEST(Names, RoundTrip) {
-  EXPECT_EQ(all_algorithms(),
-            (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke,
-                                    Algorithm::bke_ic, Algorithm::uf, Algorithm::ke,
-                                    Algorithm::ha4, Algorithm::ha4_64}));
+  EXPECT_EQ(
+      all_algorithms(),
+      (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
+                              Algorithm::uf, Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }

@@ -71,7 +71,7 @@ TEST_P(Labeling2d, EverySizeUpToNineAndAroundTheWarp) {
 }
 
 TEST_P(Labeling2d, EmptyAndFullImages) {
-  const Extent3 extents[] = {{1, 1, 1},  {2, 2, 1},     {33, 17, 1},
+  const Extent3 extents[] = {{1, 1, 1},   {2, 2, 1},   {33, 17, 1},
                              {255, 1, 1}, {1, 255, 1}, {2048, 2048, 1}};
   for (const Extent3& extent : extents) {
     for (std::uint8_t value : {0, 1}) {
@@ -142,8 +142,8 @@ TEST_P(Labeling2d, SingleContactsInAllFourDirections) {
             const bool diagonal = direction[0] != 0 && direction[1] != 0;
             const bool touching = gap == 1 && (!diagonal || connectivity() == 8);
             ASSERT_EQ(run.result.component_count, touching ? 1u : 2u)
-                << "pixels (" << x << "," << y << ") and (" << x2 << "," << y2 << ") of "
-                << width << "x" << height;
+                << "pixels (" << x << "," << y << ") and (" << x2 << "," << y2 << ") of " << width
+                << "x" << height;
             ASSERT_TRUE(matches_reference(image));
           }
         }
@@ -192,10 +192,9 @@ TEST_P(Labeling2d, RandomDensityTimesGranularity2048) {
 TEST_P(Labeling2d, StepTimingsAreSane) {
   const VolcclRun run = run_volccl(data::random_granular({512, 512, 1}, 0.5, 1, 1), options());
   const StepTimings& timings = run.result.timings;
-  for (double milliseconds :
-       {timings.allocation_ms, timings.upload_ms, timings.initialization_ms, timings.merge_ms,
-        timings.compression_ms, timings.relabel_ms, timings.final_labeling_ms,
-        timings.download_ms}) {
+  for (double milliseconds : {timings.allocation_ms, timings.upload_ms, timings.initialization_ms,
+                              timings.merge_ms, timings.compression_ms, timings.relabel_ms,
+                              timings.final_labeling_ms, timings.download_ms}) {
     EXPECT_GE(milliseconds, 0.0);
   }
   EXPECT_GT(timings.total_ms, 0.0);
@@ -213,8 +212,7 @@ std::vector<LabelingParameter> labeling_parameters() {
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Labeling2d, ::testing::ValuesIn(labeling_parameters()),
                          [](const ::testing::TestParamInfo<LabelingParameter>& info) {
-                           return parameter_name(std::get<0>(info.param),
-                                                 std::get<1>(info.param)) +
+                           return parameter_name(std::get<0>(info.param), std::get<1>(info.param)) +
                                   "_" + to_string(std::get<2>(info.param));
                          });
 
@@ -267,7 +265,8 @@ TEST(AutomaticAlgorithm2d, Ha4At4AndBkeAt8) {
 // A one-slice volume labeled with 6 or 26 gets the labels of 4 and 8.
 TEST(OneSliceVolumes, SixAndTwentySixLabelAsFourAndEight) {
   const Volume image = data::random_granular({301, 203, 1}, 0.5, 1, 17);
-  for (const auto& [volume_connectivity, image_connectivity] : {std::pair{6, 4}, {18, 8}, {26, 8}}) {
+  for (const auto& [volume_connectivity, image_connectivity] :
+       {std::pair{6, 4}, {18, 8}, {26, 8}}) {
     LabelOptions options;
     options.connectivity = volume_connectivity;
     options.backend = Backend::cpu;

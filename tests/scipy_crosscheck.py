@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Cross-checks the volccl command line against scipy.ndimage.label at 6-, 18- and 26-connectivity.
+"""Cross-checks the volccl command line against scipy.ndimage.label: volumes at 6-, 18- and
+26-connectivity, 2D images at 4 and 8.
 
 Writes random and structured binary masks as MetaImage (.mha) files, labels each with
 `volccl label IN.mha -o OUT.mha --device DEVICE --connectivity C --algorithm A` for every
-connectivity C and every algorithm A that supports it (all of them at 26; uf and auto at 6 and
-18), and compares OUT.mha byte for byte with scipy.ndimage.label(mask, structure=S), S being
-scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3) for 6, 18 or 26: both number the
-components 1..N in raster order of their first voxel.
+connectivity C and every algorithm A that supports it, and compares OUT.mha byte for byte with
+scipy.ndimage.label(mask, structure=S), S being scipy.ndimage.generate_binary_structure(3, 1),
+(3, 2) or (3, 3) for 6, 18 or 26 and (2, 1) or (2, 2) for 4 or 8: both number the components
+1..N in raster order of their first voxel.
 
 Needs only Python 3 with numpy and scipy, so it runs wherever the volccl binary is carried:
 
@@ -32,14 +33,19 @@ except ImportError as error:
     print(f"skipped: {sys.executable} cannot import numpy and scipy ({error})")
     sys.exit(77)
 
-ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "auto"]
-# The algorithms that label with 6 and 18: the block-based ones need 26.
-ALGORITHMS_6_18 = ["uf", "auto"]
-CONNECTIVITIES = [26, 6, 18]
+ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "auto"]
+# The algorithms of each connectivity: the block-based ones need 26 or 8, ke and ha4 are 2D.
+SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "auto"],
+             6: ["uf", "auto"], 18: ["uf", "auto"],
+             8: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "auto"],
+             4: ["uf", "ke", "ha4", "ha4-64", "auto"]}
+CONNECTIVITIES = [26, 6, 18, 8, 4]
 # scipy's structure of each connectivity: the neighbours within city-block distance 1, 2 or 3.
 STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),
               18: scipy.ndimage.generate_binary_structure(3, 2),
-              26: scipy.ndimage.generate_binary_structure(3, 3)}
+              26: scipy.ndimage.generate_binary_structure(3, 3),
+              4: scipy.ndimage.generate_binary_structure(2, 1),
+              8: scipy.ndimage.generate_binary_structure(2, 2)}
 
 # MetaImage element types and the numpy types of their voxels (little-endian unless the
 # header says otherwise).
@@ -51,16 +57,17 @@ MET_TYPES = {
 
 
 def write_mha(path, mask):
-    """Writes a uint8 mask, numpy axes (z, y, x), as a MetaImage with the data inline."""
-    depth, height, width = mask.shape
+    """Writes a uint8 mask, numpy axes (z, y, x) or (y, x), as a MetaImage with the data
+    inline."""
+    sizes = " ".join(str(size) for size in reversed(mask.shape))
     header = (
         "ObjectType = Image\n"
-        "NDims = 3\n"
+        f"NDims = {mask.ndim}\n"
         "BinaryData = True\n"
         "BinaryDataByteOrderMSB = False\n"
         "CompressedData = False\n"
-        f"DimSize = {width} {height} {depth}\n"
-        "ElementSpacing = 1 1 1\n"
+        f"DimSize = {sizes}\n"
+        f"ElementSpacing = {' '.join(['1'] * mask.ndim)}\n"
         "ElementType = MET_UCHAR\n"
         "ElementDataFile = LOCAL\n"
     )
@@ -70,7 +77,8 @@ def write_mha(path, mask):
 
 
 def read_mha(path):
-    """Reads a MetaImage as numpy axes (z, y, x); returns (array, element type name)."""
+    """Reads a MetaImage as numpy axes (z, y, x), or (y, x) for a 2D one; returns (array,
+    element type name)."""
     content = pathlib.Path(path).read_bytes()
     fields, position = {}, 0
     while "ElementDataFile" not in fields:
@@ -88,21 +96,19 @@ def read_mha(path):
         data = zlib.decompress(data)
     big_endian = "True" in (fields.get("BinaryDataByteOrderMSB"), fields.get("ElementByteOrderMSB"))
     dtype = np.dtype(MET_TYPES[element_type]).newbyteorder(">" if big_endian else "<")
-    sizes = [int(size) for size in fields["DimSize"].split()]
-    while len(sizes) < 3:
-        sizes.append(1)
-    width, height, depth = sizes[:3]
-    array = np.frombuffer(data, dtype=dtype, count=width * height * depth)
-    return array.reshape(depth, height, width), element_type
+    shape = tuple(int(size) for size in reversed(fields["DimSize"].split()))
+    array = np.frombuffer(data, dtype=dtype, count=int(np.prod(shape)))
+    return array.reshape(shape), element_type
 
 
 def granular(rng, shape, density, granularity):
-    """A random mask whose granularity^3 cells are each foreground with probability density."""
+    """A random mask whose granularity^ndim cells are each foreground with probability
+    density."""
     cells = [-(-size // granularity) for size in shape]
     cell_mask = rng.random(cells) < density
-    for axis in range(3):
+    for axis in range(len(shape)):
         cell_mask = cell_mask.repeat(granularity, axis=axis)
-    return cell_mask[: shape[0], : shape[1], : shape[2]].astype(np.uint8)
+    return cell_mask[tuple(slice(0, size) for size in shape)].astype(np.uint8)
 
 
 def masks(seed):
@@ -123,6 +129,28 @@ def masks(seed):
         ((48, 96, 128), 0.3, 1),
     ]:
         name = "random_{}x{}x{}_d{}_g{}".format(*reversed(shape), density, granularity)
+        yield name, granular(rng, shape, density, granularity)
+
+
+def images(seed):
+    """(name, mask) pairs of 2D images; shapes are numpy's (y, x). Widths straddle the 32 and
+    64 pixels a warp of HA4 covers."""
+    rng = np.random.default_rng(seed)
+    y, x = np.indices((37, 41))
+    yield "checkerboard_41x37", ((x + y) % 2 == 0).astype(np.uint8)
+    yield "empty_9x5", np.zeros((5, 9), np.uint8)
+    yield "full_9x5", np.ones((5, 9), np.uint8)
+    yield "row_1000x1", granular(rng, (1, 1000), 0.6, 1)
+    yield "column_1x700", granular(rng, (700, 1), 0.6, 1)
+    for shape, density, granularity in [
+        ((33, 65), 0.5, 1),
+        ((100, 127), 0.3, 1),
+        ((97, 130), 0.6, 2),
+        ((512, 512), 0.5, 1),
+        ((300, 1025), 0.4, 4),
+        ((2048, 2048), 0.55, 1),
+    ]:
+        name = "random_{}x{}_d{}_g{}".format(*reversed(shape), density, granularity)
         yield name, granular(rng, shape, density, granularity)
 
 
@@ -165,9 +193,9 @@ def main():
                         help="the volccl binary (default: $VOLCCL_BIN, else volccl on PATH)")
     parser.add_argument("--device", default="cpu", choices=["auto", "cuda", "cpu"])
     parser.add_argument("--algorithms", nargs="+", default=ALGORITHMS, choices=ALGORITHMS,
-                        help="at 6 and 18 only those among uf and auto run (default: all)")
+                        help="each at the connectivities it supports (default: all)")
     parser.add_argument("--connectivities", nargs="+", type=int, default=CONNECTIVITIES,
-                        choices=CONNECTIVITIES, help="(default: 26 6 18)")
+                        choices=CONNECTIVITIES, help="(default: 26 6 18 8 4)")
     parser.add_argument("--seed", type=int,
                         default=int(os.environ.get("VOLCCL_TEST_SEED", random.randrange(2**32))),
                         help="seed of the random masks (default: $VOLCCL_TEST_SEED, else fresh)")
@@ -189,10 +217,14 @@ def main():
     workdir.mkdir(parents=True, exist_ok=True)
     failures = 0
     try:
-        for name, mask in masks(args.seed):
-            for connectivity in args.connectivities:
+        cases = [(name, mask, [c for c in args.connectivities if c not in (4, 8)])
+                 for name, mask in masks(args.seed)]
+        cases += [(name, mask, [c for c in args.connectivities if c in (4, 8)])
+                  for name, mask in images(args.seed)]
+        for name, mask, connectivities in cases:
+            for connectivity in connectivities:
                 for algorithm in args.algorithms:
-                    if connectivity != 26 and algorithm not in ALGORITHMS_6_18:
+                    if algorithm not in SUPPORTED[connectivity]:
                         continue
                     problem = check(volccl, args.device, connectivity, algorithm, name, mask,
                                     workdir)

@@ -47,8 +47,8 @@ void validate(Extent3 extent, const LabelOptions& options) {
   }
   if (!supports(options.algorithm, connectivity)) {
     throw InvalidArgument("volccl: " + to_string(options.algorithm) + " cannot label with " +
-                          std::to_string(connectivity) + "-connectivity: " +
-                          unsupported_reason(options.algorithm, connectivity));
+                          std::to_string(connectivity) +
+                          "-connectivity: " + unsupported_reason(options.algorithm, connectivity));
   }
 }
 

@@ -5,8 +5,8 @@
     test_cli.py --list
 
 Standard library only. Inputs other than the bundled sample are small MetaImage (.mha) files
-written here; outputs are read back from their NIfTI or MetaImage bytes, and labels are checked
-against a breadth-first 6-, 18- or 26-connected labeling written here. Exit status: 0 pass, 1 fail,
+written here (and one PNG); outputs are read back from their NIfTI or MetaImage bytes, and labels
+are checked against a breadth-first 4-, 8-, 6-, 18- or 26-connected labeling written here. Exit status: 0 pass, 1 fail,
 77 skipped (ctest SKIP_RETURN_CODE).
 """
 
@@ -22,6 +22,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 SKIPPED = 77
 SAMPLE_SIZE = (128, 128, 62)
@@ -32,6 +33,9 @@ SAMPLE_OTSU_COMPONENTS = 17  # data/samples/README.md
 SAMPLE_OTSU_COMPONENTS_6 = 344
 SAMPLE_OTSU_COMPONENTS_18 = 39
 ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic", "uf")
+# The algorithms of 2D images, and those of them that take 4-connectivity.
+ALGORITHMS_2D = ("buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64")
+ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64")
 
 CASES = {}
 
@@ -90,17 +94,19 @@ def expect_files(directory, names):
     expect(present == sorted(names), f"{directory} holds {present}, expected {sorted(names)}")
 
 
-SUMMARY = re.compile(r"^labeled (\d+)x(\d+)x(\d+) voxels: (\d+) components? "
-                     r"\((buf|buf-ic|bke|bke-ic|uf), (6|18|26)-connectivity, "
+SUMMARY = re.compile(r"^labeled (\d+(?:x\d+)+) (voxels|pixels): (\d+) components? "
+                     r"\((buf|buf-ic|bke|bke-ic|uf|ke|ha4|ha4-64), (4|8|6|18|26)-connectivity, "
                      r"on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
 
 
 def parse_summary(line):
-    """(size, components, algorithm used, connectivity, device) of the summary line."""
+    """(size, components, algorithm used, connectivity, device) of the summary line; the size
+    has two numbers for a 2D image ("pixels") and three for a volume ("voxels")."""
     match = SUMMARY.match(line)
     expect(match is not None, f"unexpected summary line {line!r}")
-    size = tuple(int(match.group(i)) for i in (1, 2, 3))
-    return size, int(match.group(4)), match.group(5), int(match.group(6)), match.group(7)
+    size = tuple(int(n) for n in match.group(1).split("x"))
+    expect(len(size) == (2 if match.group(2) == "pixels" else 3), f"size in {line!r}")
+    return size, int(match.group(3)), match.group(4), int(match.group(5)), match.group(6)
 
 
 # ---- image files -----------------------------------------------------------------------------
@@ -193,12 +199,14 @@ def close(a, b, tolerance=1e-4):
 
 def label(mask, size, connectivity=26):
     """Labels numbered in raster order of each component's first voxel; the neighbours are
-    the voxels at city-block distance 1 (6-connectivity), up to 2 (18) or up to 3 (26)."""
-    nx, ny, nz = size
+    the voxels at city-block distance 1 (6-connectivity), up to 2 (18) or up to 3 (26), or in
+    a 2D image (a size of two numbers) the pixels at distance 1 (4) or up to 2 (8)."""
+    nx, ny, nz = (*size, 1) if len(size) == 2 else size
     labels = [0] * len(mask)
     count = 0
-    reach = {6: 1, 18: 2, 26: 3}[connectivity]
-    neighbours = [(dx, dy, dz) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+    reach = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}[connectivity]
+    depths = (0,) if connectivity in (4, 8) else (-1, 0, 1)
+    neighbours = [(dx, dy, dz) for dz in depths for dy in (-1, 0, 1) for dx in (-1, 0, 1)
                   if 0 < abs(dx) + abs(dy) + abs(dz) <= reach]
     for start, foreground in enumerate(mask):
         if not foreground or labels[start]:
@@ -479,9 +487,9 @@ def unwritable_output_directory(cli, work):
 
 @case
 def failed_write_leaves_nothing(cli, work):
-    # ITK writes PNG files, but neither 3D ones nor uint32 voxels: the write itself fails.
-    expect_error(cli.run("label", cli.sample, "-o", "labels.png", cwd=work), 1,
-                 "cannot write OUTPUT", "labels.png")
+    # ITK's MRC writer has no uint32 mode: the write itself fails, after the labeling.
+    expect_error(cli.run("label", cli.sample, "-o", "labels.mrc", cwd=work), 1,
+                 "cannot write OUTPUT", "labels.mrc")
     expect_files(work, [])
 
 
@@ -501,12 +509,125 @@ def two_file_output(cli, work):
     expect_raster_numbering(labels, SAMPLE_OTSU_COMPONENTS)
 
 
+def write_png(path, width, height, pixels):
+    """An 8-bit greyscale PNG, rows top to bottom, with the standard library's zlib."""
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    rows = b"".join(b"\x00" + bytes(pixels[y * width:(y + 1) * width]) for y in range(height))
+    with open(path, "wb") as file:
+        file.write(b"\x89PNG\r\n\x1a\n")
+        file.write(chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)))
+        file.write(chunk(b"IDAT", zlib.compress(rows)))
+        file.write(chunk(b"IEND", b""))
+
+
 @case
-def input_2d_refused(cli, work):
-    write_mha(os.path.join(work, "slice.mha"), (5, 4), [1] * 20, "MET_UCHAR")
-    expect_error(cli.run("label", "slice.mha", "-o", "labels.mha", cwd=work), 1,
-                 "slice.mha' is a 2D image; only 3D volumes are supported for now")
-    expect_files(work, ["slice.mha"])
+def label_2d_images(cli, work):
+    # A random image (width across a warp's 64 pixels) and a checkerboard, where 4 and 8 differ.
+    generator = random.Random(13)
+    images = {
+        "random": ((67, 29), [generator.random() < 0.5 for _ in range(67 * 29)]),
+        "checkerboard": ((9, 7), [(x + y) % 2 == 0 for y in range(7) for x in range(9)]),
+    }
+    for name, (size, mask) in images.items():
+        write_mha(os.path.join(work, f"{name}.mha"), size, mask, "MET_UCHAR")
+        counts = {}
+        for connectivity in (4, 8):
+            expected, counts[connectivity] = label(mask, size, connectivity)
+            algorithms = ALGORITHMS_4 if connectivity == 4 else ALGORITHMS_2D
+            for algorithm in ("auto", *algorithms):
+                result = cli.run("label", f"{name}.mha", "--connectivity", str(connectivity),
+                                 "--algorithm", algorithm, "--device", "cpu", "-o",
+                                 "labels.mha", "--force", cwd=work)
+                expect_success(result)
+                said_size, count, used, said_connectivity, _ = parse_summary(
+                    result.stdout.rstrip("\n"))
+                expected_used = algorithm
+                if algorithm == "auto":
+                    expected_used = "ha4-64" if connectivity == 4 else "bke"
+                expect((said_size, count, used, said_connectivity) ==
+                       (size, counts[connectivity], expected_used, connectivity),
+                       f"{name}: unexpected summary {result.stdout!r}")
+                fields, labels = read_meta(os.path.join(work, "labels.mha"))
+                expect(fields["NDims"] == "2" and fields["ElementType"] == "MET_UINT",
+                       f"{name}: labels are {fields['NDims']}D {fields['ElementType']}")
+                expect(list(labels) == expected,
+                       f"{name}: {algorithm} labels at {connectivity} differ from the oracle's")
+        expect(counts[4] > counts[8], f"{name}: 4 and 8 give {counts}")
+    # Without --connectivity a 2D image is labeled with 8.
+    result = cli.run("label", "random.mha", "-o", "default.mha", cwd=work)
+    expect_success(result)
+    expect(parse_summary(result.stdout.rstrip("\n"))[3] == 8, f"default: {result.stdout!r}")
+
+
+@case
+def png_input(cli, work):
+    width, height = 37, 23
+    generator = random.Random(17)
+    pixels = [generator.choice((0, 0, 90, 200)) for _ in range(width * height)]
+    write_png(os.path.join(work, "cells.png"), width, height, pixels)
+    for rule, is_foreground in (((), lambda v: v != 0), (("--threshold", "100"), lambda v: v >= 100)):
+        result = cli.run("label", "cells.png", *rule, "--connectivity", "4", "-o", "labels.nrrd",
+                         "--force", cwd=work)
+        expect_success(result)
+        expected, count = label([is_foreground(v) for v in pixels], (width, height), 4)
+        said_size, said_count, used, _, _ = parse_summary(result.stdout.rstrip("\n"))
+        expect((said_size, said_count, used) == ((width, height), count, "ha4-64"),
+               f"{rule}: unexpected summary {result.stdout!r}")
+        expect_success(cli.run("label", "cells.png", *rule, "--connectivity", "4", "-o",
+                               "labels.mha", "--force", cwd=work))
+        expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
+               f"{rule}: labels differ from the oracle's")
+    expect_error(cli.run("label", "cells.png", "-o", "labels.png", cwd=work), 1,
+                 "cannot hold uint32", ".tif")
+
+
+@case
+def one_slice_volume(cli, work):
+    # A 3D file of one slice takes the 2D and the 3D connectivities: 6 labels as 4, 18 and
+    # 26 as 8; without --connectivity it is labeled as an image, with 8.
+    size = (41, 13, 1)
+    generator = random.Random(19)
+    mask = [generator.random() < 0.5 for _ in range(41 * 13)]
+    write_mha(os.path.join(work, "slice.mha"), size, mask, "MET_UCHAR")
+    expected = {c: label(mask, size[:2], c) for c in (4, 8)}
+    for connectivity, same_as in ((4, 4), (8, 8), (6, 4), (18, 8), (26, 8), (None, 8)):
+        arguments = () if connectivity is None else ("--connectivity", str(connectivity))
+        result = cli.run("label", "slice.mha", *arguments, "-o", "labels.mha", "--force",
+                         cwd=work)
+        expect_success(result)
+        said_size, count, _, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
+        expect((said_size, count, said_connectivity) ==
+               (size, expected[same_as][1], connectivity or 8),
+               f"--connectivity {connectivity}: unexpected summary {result.stdout!r}")
+        fields, labels = read_meta(os.path.join(work, "labels.mha"))
+        expect(fields["NDims"] == "3", f"a one-slice volume came back {fields['NDims']}D")
+        expect(list(labels) == expected[same_as][0],
+               f"--connectivity {connectivity}: labels differ from the oracle's")
+
+
+@case
+def dimension_and_connectivity_mismatch(cli, work):
+    write_mha(os.path.join(work, "image.mha"), (5, 4), [1, 0] * 10, "MET_UCHAR")
+    for connectivity in ("6", "18", "26"):
+        expect_error(cli.run("label", "image.mha", "--connectivity", connectivity, "-o",
+                             "labels.mha", cwd=work), 1,
+                     "is a 2D image of 5x4 pixels", "--connectivity 4 or 8")
+    for connectivity in ("4", "8"):
+        expect_error(cli.run("label", cli.sample, "--connectivity", connectivity, "-o",
+                             "labels.mha", cwd=work), 1,
+                     f"{connectivity}-connectivity labels 2D images", "128x128x62",
+                     "6, 18 or 26")
+    for algorithm in ("ke", "ha4", "ha4-64"):
+        expect_error(cli.run("label", cli.sample, "--algorithm", algorithm, "-o", "labels.mha",
+                             cwd=work), 1, f"{algorithm} cannot label with 26-connectivity",
+                     "2D images only")
+    for algorithm in ("buf", "buf-ic", "bke", "bke-ic"):
+        expect_error(cli.run("label", "image.mha", "--algorithm", algorithm, "--connectivity",
+                             "4", "-o", "labels.mha", cwd=work), 2,
+                     f"{algorithm} cannot label with 4-connectivity", "ha4")
+    expect_files(work, ["image.mha"])
 
 
 @case
@@ -531,17 +652,17 @@ def input_4d_of_one_volume(cli, work):
 def multi_component_input_refused(cli, work):
     write_mha(os.path.join(work, "rgb.mha"), (3, 3, 3), [1] * 81, "MET_UCHAR", channels=3)
     expect_error(cli.run("label", "rgb.mha", "-o", "labels.mha", cwd=work), 1,
-                 "only volumes of scalar voxels")
+                 "only images of scalar pixels")
     expect_files(work, ["rgb.mha"])
 
 
 @case
 def unsupported_connectivity(cli, work):
-    for connectivity in ("8", "4", "27", "0"):
+    for connectivity in ("27", "0", "5"):
         expect_error(cli.run("label", cli.sample, "--connectivity", connectivity, "-o",
                              "labels.nii.gz", cwd=work), 2,
                      "--connectivity", f"connectivity {connectivity} does not exist",
-                     "6, 18 or 26")
+                     "4 or 8 for 2D images, 6, 18 or 26 for volumes")
     expect_error(cli.run("label", cli.sample, "--connectivity", "six", "-o", "labels.nii.gz",
                          cwd=work), 2, "--connectivity", "six")
     expect_files(work, [])
@@ -648,7 +769,7 @@ def help_and_version(cli, work):
     for option in ("INPUT", "--output", "--connectivity", "--algorithm", "--device", "--otsu",
                    "--threshold", "--force", "--quiet", "--timings"):
         expect(option in label_help.stdout, f"volccl label --help lacks {option}")
-    for text in ("{6,18,26}", "FullyConnected", "auto", "uf"):
+    for text in ("{4,8,6,18,26}", "FullyConnected", "auto", "uf", "ha4-64", "2D"):
         expect(text in label_help.stdout, f"volccl label --help lacks {text}")
     version = cli.run("--version")
     expect_success(version)

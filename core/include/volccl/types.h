@@ -38,7 +38,7 @@ enum class Backend { automatic, cuda, cpu };
 
 // "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64"
 std::string to_string(Algorithm algorithm);
-std::string to_string(Backend backend);      // "auto", "cuda", "cpu"
+std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
 Backend parse_backend(const std::string& name);      // throws volccl::InvalidArgument
 // The concrete algorithms (all but `automatic`).
