@@ -29,11 +29,13 @@ __global__ void for_each_pixel(PixelGrid grid, std::uint32_t first_row, Step ste
   step(grid, Pixel{x, row, row * grid.width + x});
 }
 
-// Tall images (more than 65535 thread-block rows) take several launches of at most 65535.
+// Tall images (more than 65535 thread-block rows, such as 1 x 1,000,000) take several launches
+// of at most 65535.
 template <class Step>
 void launch_per_pixel(const PixelGrid& grid, cudaStream_t stream, const Step& step) {
   const dim3 threads(kBlockWidth, kBlockRows);
-  const std::uint32_t block_columns = (grid.width + kBlockWidth - 1) / kBlockWidth;
+  const auto block_columns =
+      static_cast<std::uint32_t>((std::uint64_t{grid.width} + kBlockWidth - 1) / kBlockWidth);
   const std::uint64_t block_rows = (std::uint64_t{grid.height} + kBlockRows - 1) / kBlockRows;
   for (std::uint64_t first = 0; first < block_rows; first += kMaxGridRows) {
     const auto rows =
