@@ -25,7 +25,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "volccl/detail/host_device.h"
 #include "volccl/detail/raster_rank.h"
@@ -35,6 +34,7 @@
 namespace volccl::kernels2d {
 
 using detail::lowest_bit;
+using detail::nonzero_bytes4;
 
 // Marks an empty block's anchor slot; never a pixel index (max_voxel_count < kNoKey).
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
@@ -215,23 +215,6 @@ VOLCCL_HD std::uint32_t square_inside_image(const BlockGrid& grid, const Block& 
 // and left edges cancels for every position inside the image.
 VOLCCL_HD std::uint32_t square_pixel(const BlockGrid& grid, const Block& block, int p) {
   return block.anchor - 1 - grid.nx + (p & 3) + (p >> 2) * grid.nx;
-}
-
-// Bit i set when byte i of the four at `bytes` is non-zero. On the GPU from the two aligned
-// words that hold them; a caller must allow reads of up to 3 bytes before and 4 after.
-VOLCCL_HD std::uint32_t nonzero_bytes4(const std::uint8_t* bytes) {
-  std::uint32_t word;
-#if defined(__CUDA_ARCH__)
-  const auto address = reinterpret_cast<std::uintptr_t>(bytes);
-  const auto* aligned = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t{3});
-  word = __funnelshift_r(aligned[0], aligned[1], 8 * static_cast<std::uint32_t>(address & 3));
-#else
-  std::memcpy(&word, bytes, sizeof word);
-#endif
-  // The high bit of each byte: set when the byte is non-zero.
-  const std::uint32_t high = (((word & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | word) & 0x80808080u;
-  // Gather bits 7, 15, 23 and 31 into bits 28..31 (no carries: the partial products never meet).
-  return ((high >> 7) * 0x10204080u) >> 28;
 }
 
 // Foreground of the 6 positions of the lower neighbour blocks, for a block whose square lies

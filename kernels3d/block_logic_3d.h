@@ -19,7 +19,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "volccl/detail/host_device.h"
 #include "volccl/detail/raster_rank.h"
@@ -29,6 +28,7 @@
 namespace volccl::kernels3d {
 
 using detail::lowest_bit;
+using detail::nonzero_bytes4;
 
 // Marks an empty block's anchor slot; never a voxel index (max_voxel_count < kNoKey).
 constexpr std::uint32_t kNoKey = 0xFFFFFFFFu;
@@ -176,23 +176,6 @@ VOLCCL_HD std::uint32_t cube_voxel(const BlockGrid& grid, const Block& block, in
 // voxels, as cube positions. Each voxel is read once whatever the number of block voxels it
 // touches (Sec. 5.1, after Zavalishin et al.). The loop over the cube is unrolled and its reads
 // predicated, so they are independent and in flight together instead of one after another.
-// Bit i set when byte i of the four at `bytes` is non-zero. On the GPU from the two aligned
-// words that hold them; a caller must allow reads of up to 3 bytes before and 4 after.
-VOLCCL_HD std::uint32_t nonzero_bytes4(const std::uint8_t* bytes) {
-  std::uint32_t word;
-#if defined(__CUDA_ARCH__)
-  const auto address = reinterpret_cast<std::uintptr_t>(bytes);
-  const auto* aligned = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t{3});
-  word = __funnelshift_r(aligned[0], aligned[1], 8 * static_cast<std::uint32_t>(address & 3));
-#else
-  std::memcpy(&word, bytes, sizeof word);
-#endif
-  // The high bit of each byte: set when the byte is non-zero.
-  const std::uint32_t high = (((word & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | word) & 0x80808080u;
-  // Gather bits 7, 15, 23 and 31 into bits 28..31 (no carries: the partial products never meet).
-  return ((high >> 7) * 0x10204080u) >> 28;
-}
-
 // Foreground of all 28 positions of the lower neighbour blocks, for a block whose cube lies
 // inside the volume away from its last slice: six rows of four voxels read as words, and four
 // single voxels. Far cheaper in instructions than 28 byte reads.

@@ -1,9 +1,11 @@
 // Small building blocks shared by the CUDA kernels and the CPU backend: the host/device
-// qualifier, relaxed loads, atomic minimum and OR, bit scans and a division by a run-time
-// constant. Compiled by nvcc for the kernels and by the host compiler for the CPU backend.
+// qualifier, relaxed loads, atomic minimum and OR, bit scans, the non-zero bytes of a word and a
+// division by a run-time constant. Compiled by nvcc for the kernels and by the host compiler for
+// the CPU backend.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define VOLCCL_HD __host__ __device__ __forceinline__
@@ -87,6 +89,23 @@ VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #else
   return static_cast<std::uint32_t>(__builtin_popcount(bits));
 #endif
+}
+
+// Bit i set when byte i of the four at `bytes` is non-zero. On the GPU from the two aligned
+// words that hold them; a caller must allow reads of up to 3 bytes before and 4 after.
+VOLCCL_HD std::uint32_t nonzero_bytes4(const std::uint8_t* bytes) {
+  std::uint32_t word;
+#if defined(__CUDA_ARCH__)
+  const auto address = reinterpret_cast<std::uintptr_t>(bytes);
+  const auto* aligned = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t{3});
+  word = __funnelshift_r(aligned[0], aligned[1], 8 * static_cast<std::uint32_t>(address & 3));
+#else
+  std::memcpy(&word, bytes, sizeof word);
+#endif
+  // The high bit of each byte: set when the byte is non-zero.
+  const std::uint32_t high = (((word & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | word) & 0x80808080u;
+  // Gather bits 7, 15, 23 and 31 into bits 28..31 (no carries: the partial products never meet).
+  return ((high >> 7) * 0x10204080u) >> 28;
 }
 
 // Divides 32-bit numerators by a divisor fixed at run time without a division instruction.
