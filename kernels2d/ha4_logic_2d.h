@@ -108,6 +108,15 @@ VOLCCL_HD std::uint32_t lane_pixel(Mask pixels, std::uint32_t lane) {
   return first + static_cast<std::uint32_t>(((pixels >> first) & 1) == 0);
 }
 
+// The lane that holds the chunk-local start of the run of the calling lane's foreground pixels
+// (Alg. 5's tx - s_dist): where the final labeling takes the run's label from. A lane of HA4-64
+// holds at most one run start, as a run start at its second pixel needs background at its first.
+template <class Mask>
+VOLCCL_HD std::uint32_t start_lane(Mask pixels, std::uint32_t lane) {
+  const std::uint32_t pixel = lane_pixel(pixels, lane);
+  return (pixel - start_distance(pixels, pixel)) / kPixelsPerLane<Mask>;
+}
+
 // Chunk-local run starts: the pixels whose left neighbour in the chunk is background, the
 // chunk's first pixel included. Each holds a node (see the file comment).
 template <class Mask>
