@@ -77,6 +77,14 @@ __device__ void for_lane_positions(Mask bits, const Body& body) {
   }
 }
 
+// The job of the calling warp in the kernels that give each warp one job; false past the last.
+// Every job count fits in 32 bits, as an image has fewer than 2^32 pixels.
+__device__ bool warp_job(std::uint32_t jobs, std::uint32_t* job) {
+  const std::uint64_t index = std::uint64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.y;
+  *job = static_cast<std::uint32_t>(index);
+  return index < jobs;
+}
+
 // Alg. 3: block (32, kStripRows), a warp per row of the strip, blockIdx.x = strip * spans +
 // span. The warps walk their span's chunks together: each writes its run starts, passes its
 // mask to the warp below through shared memory, and after the barrier unites its runs with those
@@ -133,16 +141,16 @@ __global__ void __launch_bounds__(kWarp* kStripRows)
 template <int Connectivity, class Mask>
 __global__ void __launch_bounds__(kWarp* kWarpsPerBlock)
     merge_borders(const std::uint8_t* __restrict__ mask, std::uint32_t* labels,
-                  ImageGeometry geometry, std::uint64_t strip_border_jobs, std::uint64_t jobs) {
+                  ImageGeometry geometry, std::uint32_t strip_border_jobs, std::uint32_t jobs) {
   constexpr std::uint32_t kChunk = kChunkPixels<Mask>;
-  const std::uint64_t job = std::uint64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.y;
-  if (job >= jobs) return;  // the whole warp
+  std::uint32_t job;
+  if (!warp_job(jobs, &job)) return;  // the whole warp
   const PixelForest forest{labels};
   const std::uint32_t width = geometry.width;
 
   if (job < strip_border_jobs) {
-    const auto y = static_cast<std::uint32_t>(job / geometry.chunks + 1) * kStripRows;
-    const auto x0 = static_cast<std::uint32_t>(job % geometry.chunks) * kChunk;
+    const std::uint32_t y = (job / geometry.chunks + 1) * kStripRows;
+    const std::uint32_t x0 = job % geometry.chunks * kChunk;
     const std::uint32_t row_start = y * width, up_start = row_start - width;
     // Every load before the first ballot, so that the warp waits for memory once.
     const std::uint32_t row_bytes = load_lane_pixels<Mask>(mask + row_start, x0, width);
@@ -166,9 +174,9 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock)
     return;
   }
 
-  const std::uint64_t cut_job = job - strip_border_jobs;
-  const auto y = static_cast<std::uint32_t>(cut_job / (geometry.spans - 1));
-  const auto cut = static_cast<std::uint32_t>(cut_job % (geometry.spans - 1) + 1) * kSpanPixels;
+  const std::uint32_t cut_job = job - strip_border_jobs;
+  const std::uint32_t y = cut_job / (geometry.spans - 1);
+  const std::uint32_t cut = (cut_job % (geometry.spans - 1) + 1) * kSpanPixels;
   const std::uint32_t row_start = y * width;
   // Diagonals across the cut between the rows of one strip; strip borders had theirs above.
   const bool diagonals = Connectivity == 8 && y % kStripRows != 0;
@@ -190,9 +198,9 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock)
 // chunk's mask.
 template <class Mask>
 __device__ Mask chunk_of_job(const std::uint8_t* mask, const ImageGeometry& geometry,
-                             std::uint64_t job, std::uint32_t* row_start, std::uint32_t* x0) {
-  *row_start = static_cast<std::uint32_t>(job / geometry.chunks) * geometry.width;
-  *x0 = static_cast<std::uint32_t>(job % geometry.chunks) * kChunkPixels<Mask>;
+                             std::uint32_t job, std::uint32_t* row_start, std::uint32_t* x0) {
+  *row_start = job / geometry.chunks * geometry.width;
+  *x0 = job % geometry.chunks * kChunkPixels<Mask>;
   return ballot_chunk<Mask>(load_lane_pixels<Mask>(mask + *row_start, *x0, geometry.width));
 }
 
@@ -200,9 +208,9 @@ __device__ Mask chunk_of_job(const std::uint8_t* mask, const ImageGeometry& geom
 template <class Mask>
 __global__ void __launch_bounds__(kWarp* kWarpsPerBlock)
     compress_and_mark(const std::uint8_t* __restrict__ mask, std::uint32_t* labels,
-                      std::uint32_t* root_bitmap, ImageGeometry geometry, std::uint64_t jobs) {
-  const std::uint64_t job = std::uint64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.y;
-  if (job >= jobs) return;  // the whole warp
+                      std::uint32_t* root_bitmap, ImageGeometry geometry, std::uint32_t jobs) {
+  std::uint32_t job;
+  if (!warp_job(jobs, &job)) return;  // the whole warp
   std::uint32_t row_start, x0;
   const Mask pixels = chunk_of_job<Mask>(mask, geometry, job, &row_start, &x0);
   for_lane_positions(kernels2d::ha4::piece_starts(pixels), [&](std::uint32_t position) {
@@ -219,10 +227,10 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock)
     final_labeling(const std::uint8_t* __restrict__ mask, std::uint32_t* labels,
                    const std::uint32_t* __restrict__ root_bitmap,
                    const std::uint32_t* __restrict__ words_before, ImageGeometry geometry,
-                   std::uint64_t jobs) {
+                   std::uint32_t jobs) {
   constexpr std::uint32_t kPerLane = kPixelsPerLane<Mask>;
-  const std::uint64_t job = std::uint64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.y;
-  if (job >= jobs) return;  // the whole warp
+  std::uint32_t job;
+  if (!warp_job(jobs, &job)) return;  // the whole warp
   std::uint32_t row_start, x0;
   const Mask pixels = chunk_of_job<Mask>(mask, geometry, job, &row_start, &x0);
   std::uint32_t* out = labels + row_start + x0;
@@ -253,8 +261,9 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock)
   }
 }
 
-std::uint32_t blocks_for(std::uint64_t warp_jobs) {
-  return static_cast<std::uint32_t>((warp_jobs + kWarpsPerBlock - 1) / kWarpsPerBlock);
+std::uint32_t blocks_for(std::uint32_t warp_jobs) {
+  return static_cast<std::uint32_t>((std::uint64_t{warp_jobs} + kWarpsPerBlock - 1) /
+                                    kWarpsPerBlock);
 }
 
 template <int Connectivity, class Mask>
@@ -268,9 +277,10 @@ void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeo
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   steps.end_step(&timings.initialization_ms);
 
-  const std::uint64_t strip_border_jobs = std::uint64_t{geometry.strips - 1} * geometry.chunks;
-  const std::uint64_t merge_jobs =
-      strip_border_jobs + std::uint64_t{geometry.height} * (geometry.spans - 1);
+  const auto strip_border_jobs =
+      static_cast<std::uint32_t>(std::uint64_t{geometry.strips - 1} * geometry.chunks);
+  const auto merge_jobs = static_cast<std::uint32_t>(
+      strip_border_jobs + std::uint64_t{geometry.height} * (geometry.spans - 1));
   if (merge_jobs > 0) {
     const dim3 warps(kWarp, kWarpsPerBlock);
     merge_borders<Connectivity, Mask><<<blocks_for(merge_jobs), warps, 0, stream>>>(
@@ -279,7 +289,8 @@ void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeo
   }
   steps.end_step(&timings.merge_ms);
 
-  const std::uint64_t chunk_jobs = std::uint64_t{geometry.height} * geometry.chunks;
+  const auto chunk_jobs =
+      static_cast<std::uint32_t>(std::uint64_t{geometry.height} * geometry.chunks);
   const dim3 warps(kWarp, kWarpsPerBlock);
   compress_and_mark<Mask><<<blocks_for(chunk_jobs), warps, 0, stream>>>(
       mask, labels, ranking.bitmap(), geometry, chunk_jobs);
