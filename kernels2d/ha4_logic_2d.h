@@ -16,9 +16,11 @@
 // parent is a smaller index and Union links the larger root under the smaller, so each root is
 // its component's first pixel in raster order.
 //
-// Strip labeling (Alg. 3) works on blocks of kStripRows rows by kSpanPixels columns, and runs
-// are cut at a block's left edge; border merging (Alg. 4) unites the runs of the rows on either
-// side of a strip border, and joins the runs cut at a span's left edge.
+// Strip labeling (Alg. 3) works on blocks of kStripRows rows by kSpanPixels columns and cuts
+// the runs at a block's left edge, where a run gets a node of its own (a root until merging), as
+// the block must not read the nodes of its left neighbour, which it may not have written yet.
+// Border merging (Alg. 4) unites the runs of the rows on either side of each strip border, and
+// joins the runs cut at each span's left edge.
 #pragma once
 
 #include <cstdint>
