@@ -6,6 +6,8 @@
 # a failure.
 #
 # Usage: OUT=DIR scripts/gpu-check.sh [--no-bench]
+# Environment: SANITIZE_CONNECTIVITIES (default "26 6 18 8 4"), SANITIZE_TOOLS (default
+# "memcheck racecheck initcheck synccheck"), CONNECTIVITIES (the benchmark's, bench/run_gpu.sh).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -22,7 +24,20 @@ step() {
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-step "GoogleTest, CUDA cases included" "$bin/volccl_tests" --gtest_brief=1
+# GoogleTest in 8 shards side by side: the reference labeler and the random volumes take CPU time.
+google_tests() {
+  local shards=8 shard pid status=0 pids=()
+  for shard in $(seq 0 $((shards - 1))); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard "$bin/volccl_tests" --gtest_brief=1 \
+      > "$out/gtest-shard$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  grep -h -E "^\[  (PASSED|SKIPPED|FAILED) |tests? from .* ran" "$out"/gtest-shard*.log
+  grep -h -B5 -E "^\[  FAILED  \]" "$out"/gtest-shard*.log | head -60
+  return $status
+}
+step "GoogleTest, CUDA cases included" google_tests
 step "ITK oracle and real volumes" env VOLCCL_DATA="$PWD/.device/data" \
   "$bin/volccl_itk_tests" --gtest_brief=1
 step "command line against scipy.ndimage.label" \
@@ -31,10 +46,10 @@ step "bundled sample on the GPU" "$bin/volccl" label data/samples/brain_t1.nii.g
   -o "$out/brain_labels.nii.gz" --force --device cuda
 
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-for connectivity in 26 6 18 8 4; do
+for connectivity in ${SANITIZE_CONNECTIVITIES:-26 6 18 8 4}; do
   volume=random-64-d30-g1
   case $connectivity in 8 | 4) volume=image-512-d50-g1 ;; esac
-  for tool in memcheck racecheck initcheck synccheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
     echo "== compute-sanitizer $tool, $volume, $connectivity-connectivity, every algorithm"
     "$sanitizer" --tool "$tool" --error-exitcode 3 "$bin/volccl-bench" --device cuda \
       --connectivity "$connectivity" --volumes "$volume" --runs 2 --warmup 0 \
