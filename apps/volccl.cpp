@@ -214,6 +214,7 @@ volccl::LabelOptions MakeLabelOptions(const LabelCommand& command) {
   options.algorithm = volccl::parse_algorithm(command.algorithm);
   options.backend = volccl::parse_backend(command.device);
   if (command.connectivity != 0) options.connectivity = command.connectivity;
+  options.step_timings = command.timings;
   return options;
 }
 

@@ -67,11 +67,12 @@ class DeviceBuffer {
   void* pointer_ = nullptr;
 };
 
-LabelOptions cuda_options(Algorithm algorithm, int connectivity) {
+LabelOptions cuda_options(Algorithm algorithm, int connectivity, bool step_timings) {
   LabelOptions options;
   options.algorithm = algorithm;
   options.connectivity = connectivity;
   options.backend = Backend::cuda;
+  options.step_timings = step_timings;
   return options;
 }
 
@@ -171,9 +172,9 @@ LabelResult CudaBench::label_once(Algorithm algorithm, int connectivity,
   const std::uint64_t bytes = voxels * sizeof(std::uint32_t);
   const DeviceBuffer device_labels(bytes);
   VOLCCL_BENCH_CUDA(cudaMemsetAsync(device_labels.as<void>(), 0xFF, bytes, state_->stream));
-  const LabelResult result = cuda::label(state_->mask->as<std::uint8_t>(), state_->extent,
-                                         device_labels.as<std::uint32_t>(),
-                                         cuda_options(algorithm, connectivity), state_->stream);
+  const LabelResult result = cuda::label(
+      state_->mask->as<std::uint8_t>(), state_->extent, device_labels.as<std::uint32_t>(),
+      cuda_options(algorithm, connectivity, false), state_->stream);
   labels.resize(voxels);
   VOLCCL_BENCH_CUDA(cudaMemcpyAsync(labels.data(), device_labels.as<void>(), bytes,
                                     cudaMemcpyDeviceToHost, state_->stream));
@@ -181,9 +182,10 @@ LabelResult CudaBench::label_once(Algorithm algorithm, int connectivity,
   return result;
 }
 
-TimedRuns CudaBench::time(Algorithm algorithm, int connectivity, int runs, int warmup) {
+TimedRuns CudaBench::time(Algorithm algorithm, int connectivity, int runs, int warmup,
+                          bool step_timings) {
   const std::uint64_t bytes = state_->extent.voxel_count() * sizeof(std::uint32_t);
-  const LabelOptions options = cuda_options(algorithm, connectivity);
+  const LabelOptions options = cuda_options(algorithm, connectivity, step_timings);
   TimedRuns timed;
   for (int run = -warmup; run < runs; ++run) {
     VOLCCL_BENCH_CUDA(cudaEventRecord(state_->start, state_->stream));

@@ -44,8 +44,9 @@ class CudaBench {
   LabelResult label_once(Algorithm algorithm, int connectivity, std::vector<std::uint32_t>& labels);
 
   // `warmup` untimed runs, then `runs` timed ones: cudaMallocAsync of the labels,
-  // volccl::cuda::label, cudaFreeAsync, all between two events on the bench's stream.
-  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup);
+  // volccl::cuda::label, cudaFreeAsync, all between two events on the bench's stream. With
+  // `step_timings` the library also times each step (LabelOptions::step_timings).
+  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup, bool step_timings);
 
  private:
   struct State;

@@ -49,6 +49,8 @@ constexpr double kFloorBytesPerVoxel = 1 + 4;
 // The device-to-device copy that measures the bandwidth of the floor.
 constexpr std::uint64_t kCopyBytes = 1ull << 30;
 constexpr int kCopyRuns = 20;
+// Runs of the "average with steps" test, after the whole-labeling runs.
+constexpr int kSteppedRuns = 20;
 
 // ---- volumes ------------------------------------------------------------------------------------
 
@@ -319,8 +321,9 @@ class CpuBench {
     return volccl::label(mask_, extent_, labels.data(), options(algorithm, connectivity));
   }
 
-  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup) {
-    const volccl::LabelOptions label_options = options(algorithm, connectivity);
+  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup, bool step_timings) {
+    volccl::LabelOptions label_options = options(algorithm, connectivity);
+    label_options.step_timings = step_timings;
     TimedRuns timed;
     for (int run = -warmup; run < runs; ++run) {
       const auto start = std::chrono::steady_clock::now();
@@ -459,15 +462,19 @@ struct Row {
   }
 };
 
+// `timed`: YACCLAB's "average" test, the whole labeling; `stepped`: its "average with steps",
+// each step timed apart (which costs the host time between the steps).
 Row summarize(const VolumeInfo& volume, Algorithm algorithm, int connectivity,
-              const std::string& device, const TimedRuns& timed, std::uint32_t components,
-              std::optional<double> bandwidth_bytes_per_s) {
-  for (std::size_t run = 0; run < timed.results.size(); ++run) {
-    if (timed.results[run].component_count != components) {
-      throw std::runtime_error(volume.name + ", " + volccl::to_string(algorithm) + ": run " +
-                               std::to_string(run) + " found " +
-                               std::to_string(timed.results[run].component_count) +
-                               " components, the check found " + std::to_string(components));
+              const std::string& device, const TimedRuns& timed, const TimedRuns& stepped,
+              std::uint32_t components, std::optional<double> bandwidth_bytes_per_s) {
+  for (const TimedRuns* runs : {&timed, &stepped}) {
+    for (std::size_t run = 0; run < runs->results.size(); ++run) {
+      if (runs->results[run].component_count != components) {
+        throw std::runtime_error(volume.name + ", " + volccl::to_string(algorithm) + ": run " +
+                                 std::to_string(run) + " found " +
+                                 std::to_string(runs->results[run].component_count) +
+                                 " components, the check found " + std::to_string(components));
+      }
     }
   }
   Row row;
@@ -484,7 +491,7 @@ Row summarize(const VolumeInfo& volume, Algorithm algorithm, int connectivity,
     row.floor_ms =
         static_cast<double>(volume.voxels) * kFloorBytesPerVoxel / *bandwidth_bytes_per_s * 1e3;
   }
-  row.steps = median_steps(timed.results);
+  row.steps = median_steps(stepped.results);
   return row;
 }
 
@@ -510,7 +517,9 @@ void print_tables(const Report& report) {
                 row.algorithm.c_str(), row.device.c_str(), row.median_ms, row.min_ms, row.max_ms,
                 row.components, x_floor ? fixed(*x_floor, 1).c_str() : "-");
   }
-  std::printf("\nstep medians (ms), as the library reports them\n");
+  std::printf(
+      "\nstep medians (ms) of separate runs that time each step, as the library "
+      "reports them\n");
   std::printf("%-20s %-9s %9s %9s %9s %9s %9s %9s %9s\n", "volume", "algorithm", "alloc", "init",
               "merge", "compress", "relabel", "final", "total");
   for (const Row& row : report.rows) {
@@ -676,9 +685,12 @@ void run_all(Bench& bench, const Settings& settings, const std::vector<VolumeSpe
         check_algorithms(bench, info, volume, algorithms, settings.connectivity, dump_dir);
     for (const Algorithm algorithm : algorithms) {
       const TimedRuns timed =
-          bench.time(algorithm, settings.connectivity, settings.runs, settings.warmup);
+          bench.time(algorithm, settings.connectivity, settings.runs, settings.warmup, false);
+      const TimedRuns stepped =
+          bench.time(algorithm, settings.connectivity, std::min(settings.runs, kSteppedRuns),
+                     std::min(settings.warmup, 1), true);
       report.rows.push_back(summarize(info, algorithm, settings.connectivity, settings.device,
-                                      timed, components, report.bandwidth_bytes_per_s));
+                                      timed, stepped, components, report.bandwidth_bytes_per_s));
       std::cout << "  " << report.rows.back().algorithm << ": median "
                 << fixed(report.rows.back().median_ms, 3) << " ms over " << settings.runs
                 << " runs\n"

@@ -319,7 +319,7 @@ LabelResult label_ha4_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uin
   RootRanking ranking(extent.voxel_count(), stream);
   timings.allocation_ms = allocation_clock.lap();
 
-  StepEvents steps(stream);
+  StepEvents steps(stream, options.step_timings);
   ranking.clear();
   steps.end_step(&timings.relabel_ms);
   const auto run = [&](auto mask_type) {

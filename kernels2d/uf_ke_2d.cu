@@ -63,7 +63,7 @@ LabelResult label_uf_ke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::u
   RootRanking ranking(extent.voxel_count(), stream);
   timings.allocation_ms = allocation_clock.lap();
 
-  StepEvents steps(stream);
+  StepEvents steps(stream, options.step_timings);
   ranking.clear();
   steps.end_step(&timings.relabel_ms);
   if (options.algorithm == Algorithm::ke) {

@@ -59,7 +59,7 @@ LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std:
   RootRanking ranking(extent.voxel_count(), stream);
   timings.allocation_ms = allocation_clock.lap();
 
-  StepEvents steps(stream);
+  StepEvents steps(stream, options.step_timings);
   ranking.clear();
   steps.end_step(&timings.relabel_ms);
   if (bke) {

@@ -109,7 +109,7 @@ LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint
   RootRanking ranking(extent.voxel_count(), stream);
   timings.allocation_ms = allocation_clock.lap();
 
-  StepEvents steps(stream);
+  StepEvents steps(stream, options.step_timings);
   ranking.clear();
   steps.end_step(&timings.relabel_ms);
   launch_over_slices(grid, kVoxelsPerThread, [&](dim3 blocks, dim3 threads, std::uint32_t first) {

@@ -36,6 +36,36 @@ VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options) {
          << (actual[first] == kPoison ? " (never written)" : "");
 }
 
+::testing::AssertionResult timings_are_sane(const LabelResult& result,
+                                            const LabelOptions& options) {
+  const StepTimings& t = result.timings;
+  const double steps =
+      t.initialization_ms + t.merge_ms + t.compression_ms + t.relabel_ms + t.final_labeling_ms;
+  const double transfers = t.upload_ms + t.download_ms;
+  for (double ms : {t.allocation_ms, t.upload_ms, t.initialization_ms, t.merge_ms, t.compression_ms,
+                    t.relabel_ms, t.final_labeling_ms, t.download_ms}) {
+    if (!(ms >= 0 && ms < 1e6)) return ::testing::AssertionFailure() << t.to_string();
+  }
+  if (!(t.total_ms > 0)) return ::testing::AssertionFailure() << "no total: " << t.to_string();
+  const bool on_gpu = result.backend_used == Backend::cuda;
+  if (on_gpu != (transfers > 0)) {
+    return ::testing::AssertionFailure()
+           << "transfers on " << to_string(result.backend_used) << ": " << t.to_string();
+  }
+  if (options.step_timings || !on_gpu) {
+    if (!(t.initialization_ms > 0 && t.final_labeling_ms > 0)) {
+      return ::testing::AssertionFailure() << "steps not timed: " << t.to_string();
+    }
+    // Event and clock resolutions are far below 0.01 ms.
+    if (steps + t.allocation_ms + transfers > t.total_ms + 0.01) {
+      return ::testing::AssertionFailure() << "steps exceed the total: " << t.to_string();
+    }
+  } else if (steps != 0) {
+    return ::testing::AssertionFailure() << "steps timed without step_timings: " << t.to_string();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 Backend expected_backend(Backend requested) {
   if (requested != Backend::automatic) return requested;
   return cuda_available() ? Backend::cuda : Backend::cpu;

@@ -44,6 +44,11 @@ VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options);
 ::testing::AssertionResult matches_reference(const data::Volume& volume,
                                              const LabelOptions& options);
 
+// Success when result.timings fit options: every field finite and >= 0, the total > 0; the
+// steps (initialization, final labeling > 0) measured inside the total when options.step_timings
+// is on or the backend is the CPU, else 0; transfers > 0 exactly on the CUDA backend.
+::testing::AssertionResult timings_are_sane(const LabelResult& result, const LabelOptions& options);
+
 // The backend a run with `requested` must report.
 Backend expected_backend(Backend requested);
 // The algorithm a run with `options` must report: the one asked for, or for

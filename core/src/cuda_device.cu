@@ -115,7 +115,8 @@ void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
   return pointer;
 }
 
-StepEvents::StepEvents(cudaStream_t stream) : stream_(stream) {
+StepEvents::StepEvents(cudaStream_t stream, bool enabled) : stream_(stream), enabled_(enabled) {
+  if (!enabled_) return;
   events_.emplace_back();
   VOLCCL_CUDA_CHECK(cudaEventCreate(&events_.back()));
   VOLCCL_CUDA_CHECK(cudaEventRecord(events_.back(), stream_));
@@ -126,6 +127,7 @@ StepEvents::~StepEvents() {
 }
 
 void StepEvents::end_step(double* field) {
+  if (!enabled_) return;
   events_.emplace_back();
   VOLCCL_CUDA_CHECK(cudaEventCreate(&events_.back()));
   VOLCCL_CUDA_CHECK(cudaEventRecord(events_.back(), stream_));
@@ -133,6 +135,10 @@ void StepEvents::end_step(double* field) {
 }
 
 void StepEvents::resolve() {
+  if (!enabled_) {
+    VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
   VOLCCL_CUDA_CHECK(cudaEventSynchronize(events_.back()));
   for (std::size_t step = 0; step < fields_.size(); ++step) {
     float ms = 0;
@@ -173,7 +179,7 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
 
   double upload_ms = 0;
   {
-    StepEvents upload(stream);
+    StepEvents upload(stream, true);
     VOLCCL_CUDA_CHECK(cudaMemcpyAsync(device_mask.data(), mask, device_mask.bytes(),
                                       cudaMemcpyHostToDevice, stream));
     upload.end_step(&upload_ms);
@@ -183,7 +189,7 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
   LabelResult result =
       label_on_device(device_mask.data(), extent, device_labels.data(), options, stream);
 
-  StepEvents download(stream);
+  StepEvents download(stream, true);
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
                                     cudaMemcpyDeviceToHost, stream));
   download.end_step(&result.timings.download_ms);

@@ -33,29 +33,37 @@ std::size_t scan_temp_bytes(std::uint64_t words) {
   return bytes;
 }
 
+// The scan's temporary storage first, rounded up to 256 bytes so that the bitmap after it keeps
+// the alignment cudaMallocAsync gives.
+std::size_t aligned_scan_temp_bytes(std::uint64_t words) {
+  return (scan_temp_bytes(words) + 255) / 256 * 256;
+}
+
 }  // namespace
 
 RootRanking::RootRanking(std::uint64_t voxel_count, cudaStream_t stream)
     : words_(rank_words(voxel_count)),
       stream_(stream),
-      bitmap_(words_, stream, "the root bitmap"),
-      words_before_(words_ + 1, stream, "the root ranks"),
-      scan_temp_(scan_temp_bytes(words_), stream, "the scan's temporary storage") {}
+      scan_temp_bytes_(aligned_scan_temp_bytes(words_)),
+      storage_(scan_temp_bytes_ + (2 * words_ + 1) * sizeof(std::uint32_t), stream,
+               "the root bitmap and ranks"),
+      bitmap_(reinterpret_cast<std::uint32_t*>(storage_.data() + scan_temp_bytes_)),
+      words_before_(bitmap_ + words_) {}
 
 void RootRanking::clear() {
-  VOLCCL_CUDA_CHECK(cudaMemsetAsync(bitmap_.data(), 0, bitmap_.bytes(), stream_));
+  VOLCCL_CUDA_CHECK(cudaMemsetAsync(bitmap_, 0, words_ * sizeof(std::uint32_t), stream_));
 }
 
 void RootRanking::scan() {
-  std::size_t temp_bytes = scan_temp_.size();
-  VOLCCL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-      scan_temp_.data(), temp_bytes, population_counts(bitmap_.data(), words_),
-      words_before_.data(), static_cast<std::int64_t>(words_ + 1), stream_));
+  std::size_t temp_bytes = scan_temp_bytes_;
+  VOLCCL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(storage_.data(), temp_bytes,
+                                                  population_counts(bitmap_, words_), words_before_,
+                                                  static_cast<std::int64_t>(words_ + 1), stream_));
 }
 
 void RootRanking::copy_count(std::uint32_t* host_count) {
-  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(host_count, words_before_.data() + words_,
-                                    sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream_));
+  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(host_count, words_before_ + words_, sizeof(std::uint32_t),
+                                    cudaMemcpyDeviceToHost, stream_));
 }
 
 }  // namespace volccl::detail

@@ -62,11 +62,16 @@ struct LabelOptions {
   int connectivity = 26;
   // Worker threads of the CPU backend; 0 means std::thread::hardware_concurrency().
   unsigned cpu_threads = 0;
+  // Time each step of the CUDA backend with CUDA events (YACCLAB's "average with steps" test).
+  // Off, only allocation_ms and total_ms (and the host API's transfers) are measured: the
+  // events cost the host a few microseconds per step, which shows on small images. The CPU
+  // backend always times its steps (a clock read each).
+  bool step_timings = false;
 };
 
 // Milliseconds spent in each step of one run, as YACCLAB's "average with steps" test reports
 // them (BUF/BKE paper, Sec. 6.2). Steps an algorithm does not have stay 0. GPU steps are timed
-// with CUDA events, CPU steps with a steady clock.
+// with CUDA events when LabelOptions::step_timings is on, CPU steps with a steady clock.
 struct StepTimings {
   double allocation_ms = 0;      // output and scratch memory
   double upload_ms = 0;          // host -> device copy of the input (host API only)
