@@ -176,7 +176,7 @@ CLI::App* AddLabelCommand(CLI::App& app, LabelCommand& command) {
       ->check(SupportedConnectivity());
   label
       ->add_option("--algorithm", command.algorithm,
-                   "Labeling algorithm: auto picks buf for 26, uf for 6 and 18, bke for 8 and "
+                   "Labeling algorithm: auto picks buf for 26, uf for 6 and 18, bke-ic for 8 and "
                    "ha4-64 for 4; the block-based buf, buf-ic, bke and bke-ic need 26 or 8; uf "
                    "(voxel union-find) takes every connectivity; ke, ha4 and ha4-64 label 2D "
                    "images (4 or 8)")

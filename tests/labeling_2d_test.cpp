@@ -243,8 +243,8 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads2d, ::testing::ValuesIn(suppor
                            return parameter_name(info.param.first, info.param.second);
                          });
 
-// Algorithm::automatic picks HA4-64 at 4-connectivity and BKE at 8, and says so.
-TEST(AutomaticAlgorithm2d, Ha4At4AndBkeAt8) {
+// Algorithm::automatic picks HA4-64 at 4-connectivity and BKE-IC at 8, and says so.
+TEST(AutomaticAlgorithm2d, Ha4At4AndBkeIcAt8) {
   const Volume image = data::random_granular({333, 77, 1}, 0.5, 1, 13);
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
     if (backend == Backend::cuda && !cuda_available()) continue;
@@ -253,7 +253,8 @@ TEST(AutomaticAlgorithm2d, Ha4At4AndBkeAt8) {
       options.connectivity = connectivity;
       options.backend = backend;
       const VolcclRun run = run_volccl(image, options);
-      EXPECT_EQ(run.result.algorithm_used, connectivity == 4 ? Algorithm::ha4_64 : Algorithm::bke)
+      EXPECT_EQ(run.result.algorithm_used,
+                connectivity == 4 ? Algorithm::ha4_64 : Algorithm::bke_ic)
           << connectivity << "-connectivity on " << to_string(backend);
       ASSERT_TRUE(matches_reference(image, options));
     }

@@ -77,7 +77,7 @@ Algorithm expected_algorithm(const LabelOptions& options) {
     case 4:
       return Algorithm::ha4_64;
     case 8:
-      return Algorithm::bke;
+      return Algorithm::bke_ic;
     case 26:
       return Algorithm::buf;
     default:

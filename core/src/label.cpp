@@ -62,7 +62,7 @@ LabelOptions resolve_algorithm(const LabelOptions& options) {
         resolved.algorithm = Algorithm::ha4_64;
         break;
       case 8:
-        resolved.algorithm = Algorithm::bke;
+        resolved.algorithm = Algorithm::bke_ic;
         break;
       case 26:
         resolved.algorithm = Algorithm::buf;

@@ -545,7 +545,7 @@ def label_2d_images(cli, work):
                     result.stdout.rstrip("\n"))
                 expected_used = algorithm
                 if algorithm == "auto":
-                    expected_used = "ha4-64" if connectivity == 4 else "bke"
+                    expected_used = "ha4-64" if connectivity == 4 else "bke-ic"
                 expect((said_size, count, used, said_connectivity) ==
                        (size, counts[connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")

@@ -53,7 +53,8 @@ constexpr bool is_2d_connectivity(int connectivity) {
 
 struct LabelOptions {
   // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md), UF for 6 and 18, BKE for 8 and HA4-64 for 4.
+  // benchmark volumes, bench/RESULTS.md), UF for 6 and 18, BKE-IC for 8 and HA4-64 for 4 (the
+  // fastest over YACCLAB's 2D granularity images, geometric mean).
   Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
   // Volumes: 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). 2D images
