@@ -195,8 +195,6 @@ TEST_P(Labeling2d, StepTimings) {
     LabelOptions timed = options();
     timed.step_timings = step_timings;
     ASSERT_TRUE(timings_are_sane(run_volccl(image, timed).result, timed));
-    // The CUDA backend launches the steps one by one when they are timed: same labels.
-    ASSERT_TRUE(test::matches_reference(image, timed));
   }
 }
 

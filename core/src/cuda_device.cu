@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -13,7 +12,6 @@
 #include "backends.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
-#include "grid_ranking.cuh"
 #include "volccl/cuda.h"
 #include "volccl/detail/step_clock.h"
 #include "volccl/volccl.h"
@@ -115,25 +113,6 @@ void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
   }
   VOLCCL_CUDA_CHECK(status);
   return pointer;
-}
-
-int cooperative_grid_limit(const void* kernel) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, const void*>, int> limits;
-  int device = 0;
-  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(device, kernel);
-  const auto found = limits.find(key);
-  if (found != limits.end()) return found->second;
-  int cooperative = 0, processors = 0, per_processor = 0;
-  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device));
-  VOLCCL_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_processor, kernel, kGridThreads, 0));
-  const int limit = cooperative != 0 ? processors * per_processor : 0;
-  limits.emplace(key, limit);
-  return limit;
 }
 
 StepEvents::StepEvents(cudaStream_t stream, bool enabled) : stream_(stream), enabled_(enabled) {
