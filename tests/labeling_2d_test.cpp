@@ -195,6 +195,7 @@ TEST_P(Labeling2d, StepTimings) {
     LabelOptions timed = options();
     timed.step_timings = step_timings;
     ASSERT_TRUE(timings_are_sane(run_volccl(image, timed).result, timed));
+    ASSERT_TRUE(test::matches_reference(image, timed));
   }
 }
 

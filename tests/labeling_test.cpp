@@ -258,6 +258,7 @@ TEST_P(Labeling, StepTimings) {
     LabelOptions timed = options();
     timed.step_timings = step_timings;
     ASSERT_TRUE(timings_are_sane(run_volccl(volume, timed).result, timed));
+    ASSERT_TRUE(test::matches_reference(volume, timed));
   }
 }
 
