@@ -337,8 +337,9 @@ LabelResult label_ha4_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uin
     run(std::common_type<std::uint32_t>{});
   }
 
-  ranking.copy_count(&result.component_count);
+  ranking.copy_count();
   steps.resolve();
+  result.component_count = ranking.count();
   timings.total_ms = whole_call.lap();
   return result;
 }

@@ -86,8 +86,9 @@ LabelResult label_uf_ke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::u
   run(kernels2d::FinalLabeling{labels, ranking.bitmap(), ranking.words_before()});
   steps.end_step(&timings.final_labeling_ms);
 
-  ranking.copy_count(&result.component_count);
+  ranking.copy_count();
   steps.resolve();
+  result.component_count = ranking.count();
   timings.total_ms = whole_call.lap();
   return result;
 }

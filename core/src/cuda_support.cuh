@@ -89,7 +89,10 @@ class RootRanking {
   const std::uint32_t* words_before() const { return words_before_; }
   void clear();  // before the roots are marked
   void scan();   // after: words_before[w] = set bits in words 0..w-1, for w = 0..words
-  void copy_count(std::uint32_t* host_count);  // words_before[words], on the stream
+  // Copies words_before[words], the component count, to pinned host memory on the stream;
+  // count() reads it once the stream has reached the copy.
+  void copy_count();
+  std::uint32_t count() const { return *host_count_; }
 
  private:
   std::uint64_t words_;
@@ -98,6 +101,7 @@ class RootRanking {
   DeviceBuffer<std::uint8_t> storage_;  // scan temporary storage, bitmap, words_before
   std::uint32_t* bitmap_;
   std::uint32_t* words_before_;
+  std::uint32_t* host_count_;  // pinned, one per host thread
 };
 
 }  // namespace volccl::detail
