@@ -81,7 +81,7 @@ class StepEvents {
 };
 
 // The device side of raster_rank.h for one labeling: the root bitmap, the ranks of its words
-// (an exclusive scan with CUB, raster_rank.cu) and the component count, in one allocation.
+// (an exclusive scan in one kernel, raster_rank.cu) and the component count, in one allocation.
 class RootRanking {
  public:
   RootRanking(std::uint64_t voxel_count, cudaStream_t stream);
@@ -97,8 +97,8 @@ class RootRanking {
  private:
   std::uint64_t words_;
   cudaStream_t stream_;
-  std::size_t scan_temp_bytes_;
-  DeviceBuffer<std::uint8_t> storage_;  // scan temporary storage, bitmap, words_before
+  std::size_t state_bytes_;
+  DeviceBuffer<std::uint8_t> storage_;  // the scan's tile states, bitmap, words_before
   std::uint32_t* bitmap_;
   std::uint32_t* words_before_;
   std::uint32_t* host_count_;  // pinned, one per host thread

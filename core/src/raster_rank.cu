@@ -1,9 +1,13 @@
 // The device half of raster_rank.h (RootRanking in cuda_support.cuh): an exclusive prefix sum of
-// the bitmap words' population counts, with CUB, one element past the end so that the last
-// entry is the component count.
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-#include <cub/device/device_scan.cuh>
+// the bitmap words' population counts, one element past the end so that the last entry is the
+// component count.
+//
+// One kernel, a single pass with decoupled look-back (Merrill and Garland, "Single-pass Parallel
+// Prefix Scan with Decoupled Look-back", NVIDIA 2016), which CUB's DeviceScan also uses; written
+// here so that its tile states live in the same allocation as the bitmap and the one memset
+// that clears the bitmap clears them too. CUB's scan adds an initialization kernel and host-side
+// dispatch: 17 us on an H100 for a 2048^2 image, where the whole labeling takes 70-150 us.
+#include <cub/block/block_scan.cuh>
 
 #include "cuda_support.cuh"
 #include "volccl/detail/host_device.h"
@@ -12,44 +16,85 @@
 namespace volccl::detail {
 namespace {
 
-struct WordPopulation {
-  const std::uint32_t* bitmap;
-  std::uint64_t words;
-  VOLCCL_HD std::uint32_t operator()(std::uint64_t w) const {
-    return w < words ? popcount(bitmap[w]) : 0u;
+constexpr std::uint32_t kScanThreads = 256;
+constexpr std::uint32_t kWordsPerThread = 8;  // two 16-byte loads
+constexpr std::uint32_t kTileWords = kScanThreads * kWordsPerThread;
+
+// A tile's state, published for the tiles after it: the flag in the high half, the sum of the
+// tile (kAggregate) or of every tile up to and including it (kInclusive) in the low half. The
+// memset before the labeling leaves every state kNotReady.
+constexpr std::uint64_t kNotReady = 0, kAggregate = 1, kInclusive = 2;
+
+__device__ std::uint64_t tile_state(std::uint64_t flag, std::uint32_t sum) {
+  return flag << 32 | sum;
+}
+
+// Entries 0..words of words_before, in tiles of kTileWords; tile numbers come from `next_tile`
+// in launch order, so every tile a block waits for belongs to a block already running.
+__global__ void __launch_bounds__(kScanThreads)
+    rank_bitmap_words(const std::uint32_t* __restrict__ bitmap, std::uint64_t words,
+                      std::uint32_t* __restrict__ words_before, unsigned long long* tile_states,
+                      std::uint32_t* next_tile) {
+  using BlockScan = cub::BlockScan<std::uint32_t, kScanThreads>;
+  __shared__ typename BlockScan::TempStorage scan_storage;
+  __shared__ std::uint32_t tile;
+  __shared__ std::uint32_t tiles_before;
+  if (threadIdx.x == 0) tile = atomicAdd(next_tile, 1u);
+  __syncthreads();
+
+  const std::uint64_t first = std::uint64_t{tile} * kTileWords + threadIdx.x * kWordsPerThread;
+  std::uint32_t counts[kWordsPerThread];
+  if (first + kWordsPerThread <= words) {
+    const auto* pair = reinterpret_cast<const uint4*>(bitmap + first);
+    const uint4 low = pair[0], high = pair[1];
+    const std::uint32_t loaded[kWordsPerThread] = {low.x,  low.y,  low.z,  low.w,
+                                                   high.x, high.y, high.z, high.w};
+    for (std::uint32_t i = 0; i < kWordsPerThread; ++i) counts[i] = popcount(loaded[i]);
+  } else {
+    for (std::uint32_t i = 0; i < kWordsPerThread; ++i) {
+      counts[i] = first + i < words ? popcount(bitmap[first + i]) : 0u;
+    }
   }
-};
+  std::uint32_t thread_total = 0;
+  for (std::uint32_t count : counts) thread_total += count;
+  std::uint32_t thread_before = 0, tile_total = 0;
+  BlockScan(scan_storage).ExclusiveSum(thread_total, thread_before, tile_total);
 
-auto population_counts(const std::uint32_t* bitmap, std::uint64_t words) {
-  return thrust::make_transform_iterator(thrust::counting_iterator<std::uint64_t>(0),
-                                         WordPopulation{bitmap, words});
+  if (threadIdx.x == 0) {
+    std::uint32_t before = 0;
+    if (tile > 0) {
+      atomicExch(&tile_states[tile], tile_state(kAggregate, tile_total));
+      for (std::uint32_t previous = tile - 1;; --previous) {
+        std::uint64_t state;
+        do {
+          state = atomicOr(&tile_states[previous], 0ull);
+        } while ((state >> 32) == kNotReady);
+        before += static_cast<std::uint32_t>(state);
+        if ((state >> 32) == kInclusive) break;
+      }
+    }
+    atomicExch(&tile_states[tile], tile_state(kInclusive, before + tile_total));
+    tiles_before = before;
+  }
+  __syncthreads();
+
+  std::uint32_t running = tiles_before + thread_before;
+  for (std::uint32_t i = 0; i < kWordsPerThread; ++i) {
+    if (first + i <= words) words_before[first + i] = running;
+    running += counts[i];
+  }
 }
 
-std::size_t scan_temp_bytes(std::uint64_t words) {
-  std::size_t bytes = 0;
-  VOLCCL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, population_counts(nullptr, words),
-                                                  static_cast<std::uint32_t*>(nullptr),
-                                                  static_cast<std::int64_t>(words + 1)));
-  return bytes;
-}
+std::uint64_t scan_tiles(std::uint64_t words) { return (words + 1 + kTileWords - 1) / kTileWords; }
 
-// Bytes of the scan's temporary storage for `words`, asked of CUB once per size and device in
-// each host thread: CUB's query costs the host microseconds, a visible share on small images.
-std::size_t cached_scan_temp_bytes(std::uint64_t words) {
-  struct Entry {
-    int device = -1;
-    std::uint64_t words = 0;
-    std::size_t bytes = 0;
-  };
-  thread_local Entry last;
-  int device = 0;
-  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
-  if (last.device != device || last.words != words) last = {device, words, scan_temp_bytes(words)};
-  return last.bytes;
+// Bytes before the bitmap: the tile states and the tile counter, rounded up to 256 so that the
+// bitmap keeps the alignment of the allocation.
+std::size_t scan_state_bytes(std::uint64_t words) {
+  return (scan_tiles(words) * sizeof(unsigned long long) + sizeof(std::uint32_t) + 255) / 256 * 256;
 }
 
 // Pinned host memory for the component count, allocated once per host thread: a copy to
-// pageable memory would make the driver stage it and wait.
+// pageable memory would make the driver stage it.
 class PinnedCount {
  public:
   PinnedCount() { VOLCCL_CUDA_CHECK(cudaMallocHost(&count_, sizeof(std::uint32_t))); }
@@ -67,33 +112,29 @@ std::uint32_t* pinned_count() {
   return count.get();
 }
 
-// The scan's temporary storage first, rounded up to 256 bytes so that the bitmap after it keeps
-// the alignment cudaMallocAsync gives.
-std::size_t aligned_scan_temp_bytes(std::uint64_t words) {
-  return (cached_scan_temp_bytes(words) + 255) / 256 * 256;
-}
-
 }  // namespace
 
 RootRanking::RootRanking(std::uint64_t voxel_count, cudaStream_t stream)
     : words_(rank_words(voxel_count)),
       stream_(stream),
-      scan_temp_bytes_(aligned_scan_temp_bytes(words_)),
-      storage_(scan_temp_bytes_ + (2 * words_ + 1) * sizeof(std::uint32_t), stream,
+      state_bytes_(scan_state_bytes(words_)),
+      storage_(state_bytes_ + (2 * words_ + 1) * sizeof(std::uint32_t), stream,
                "the root bitmap and ranks"),
-      bitmap_(reinterpret_cast<std::uint32_t*>(storage_.data() + scan_temp_bytes_)),
+      bitmap_(reinterpret_cast<std::uint32_t*>(storage_.data() + state_bytes_)),
       words_before_(bitmap_ + words_),
       host_count_(pinned_count()) {}
 
 void RootRanking::clear() {
-  VOLCCL_CUDA_CHECK(cudaMemsetAsync(bitmap_, 0, words_ * sizeof(std::uint32_t), stream_));
+  VOLCCL_CUDA_CHECK(
+      cudaMemsetAsync(storage_.data(), 0, state_bytes_ + words_ * sizeof(std::uint32_t), stream_));
 }
 
 void RootRanking::scan() {
-  std::size_t temp_bytes = scan_temp_bytes_;
-  VOLCCL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(storage_.data(), temp_bytes,
-                                                  population_counts(bitmap_, words_), words_before_,
-                                                  static_cast<std::int64_t>(words_ + 1), stream_));
+  auto* tile_states = reinterpret_cast<unsigned long long*>(storage_.data());
+  auto* next_tile = reinterpret_cast<std::uint32_t*>(tile_states + scan_tiles(words_));
+  rank_bitmap_words<<<static_cast<unsigned>(scan_tiles(words_)), kScanThreads, 0, stream_>>>(
+      bitmap_, words_, words_before_, tile_states, next_tile);
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
 }
 
 void RootRanking::copy_count() {
