@@ -17,6 +17,8 @@ namespace volccl::detail {
 namespace {
 
 constexpr std::uint32_t kScanThreads = 256;
+constexpr std::uint32_t kWarp = 32;
+constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 constexpr std::uint32_t kWordsPerThread = 8;  // two 16-byte loads
 constexpr std::uint32_t kTileWords = kScanThreads * kWordsPerThread;
 
@@ -27,6 +29,38 @@ constexpr std::uint64_t kNotReady = 0, kAggregate = 1, kInclusive = 2;
 
 __device__ std::uint64_t tile_state(std::uint64_t flag, std::uint32_t sum) {
   return flag << 32 | sum;
+}
+
+// The sum of the tiles before `tile`, by the first warp of its block, which then publishes the
+// tile's inclusive sum: the warp looks back at 32 tiles at a time, waits until each has
+// published, and stops at the nearest one that has an inclusive sum; tiles before the first
+// count as an inclusive 0. Publishing the tile's own aggregate first lets the tiles after it look
+// past it before it knows its prefix (Merrill and Garland, Sec. 4).
+__device__ std::uint32_t tiles_before_by_warp(std::uint32_t tile, std::uint32_t tile_total,
+                                              unsigned long long* tile_states) {
+  const std::uint32_t lane = threadIdx.x;
+  if (lane == 0 && tile > 0) atomicExch(&tile_states[tile], tile_state(kAggregate, tile_total));
+  std::uint32_t before = 0;
+  for (std::int64_t window_end = tile; window_end > 0; window_end -= kWarp) {
+    const std::int64_t previous = window_end - kWarp + lane;
+    std::uint64_t state = tile_state(kInclusive, 0);
+    if (previous >= 0) {
+      do {
+        state = atomicOr(&tile_states[previous], 0ull);
+      } while ((state >> 32) == kNotReady);
+    }
+    const std::uint32_t inclusive = __ballot_sync(kFullWarp, (state >> 32) == kInclusive);
+    // Lanes from the nearest inclusive tile on; all of them when there is none.
+    const std::uint32_t from = inclusive != 0 ? 31 - __clz(inclusive) : 0;
+    std::uint32_t sum = lane >= from ? static_cast<std::uint32_t>(state) : 0;
+    for (std::uint32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      sum += __shfl_xor_sync(kFullWarp, sum, offset);
+    }
+    before += sum;
+    if (inclusive != 0) break;
+  }
+  if (lane == 0) atomicExch(&tile_states[tile], tile_state(kInclusive, before + tile_total));
+  return before;
 }
 
 // Entries 0..words of words_before, in tiles of kTileWords; tile numbers come from `next_tile`
@@ -60,21 +94,9 @@ __global__ void __launch_bounds__(kScanThreads)
   std::uint32_t thread_before = 0, tile_total = 0;
   BlockScan(scan_storage).ExclusiveSum(thread_total, thread_before, tile_total);
 
-  if (threadIdx.x == 0) {
-    std::uint32_t before = 0;
-    if (tile > 0) {
-      atomicExch(&tile_states[tile], tile_state(kAggregate, tile_total));
-      for (std::uint32_t previous = tile - 1;; --previous) {
-        std::uint64_t state;
-        do {
-          state = atomicOr(&tile_states[previous], 0ull);
-        } while ((state >> 32) == kNotReady);
-        before += static_cast<std::uint32_t>(state);
-        if ((state >> 32) == kInclusive) break;
-      }
-    }
-    atomicExch(&tile_states[tile], tile_state(kInclusive, before + tile_total));
-    tiles_before = before;
+  if (threadIdx.x < kWarp) {
+    const std::uint32_t before = tiles_before_by_warp(tile, tile_total, tile_states);
+    if (threadIdx.x == 0) tiles_before = before;
   }
   __syncthreads();
 
