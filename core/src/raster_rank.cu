@@ -19,7 +19,7 @@ namespace {
 constexpr std::uint32_t kScanThreads = 256;
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
-constexpr std::uint32_t kWordsPerThread = 8;  // two 16-byte loads
+constexpr std::uint32_t kWordsPerThread = 16;  // four 16-byte loads
 constexpr std::uint32_t kTileWords = kScanThreads * kWordsPerThread;
 
 // A tile's state, published for the tiles after it: the flag in the high half, the sum of the
@@ -45,8 +45,9 @@ __device__ std::uint32_t tiles_before_by_warp(std::uint32_t tile, std::uint32_t 
     const std::int64_t previous = window_end - kWarp + lane;
     std::uint64_t state = tile_state(kInclusive, 0);
     if (previous >= 0) {
+      // A volatile load reads L2, where the atomic stores land, without the atomics' round trip.
       do {
-        state = atomicOr(&tile_states[previous], 0ull);
+        state = *static_cast<volatile unsigned long long*>(&tile_states[previous]);
       } while ((state >> 32) == kNotReady);
     }
     const std::uint32_t inclusive = __ballot_sync(kFullWarp, (state >> 32) == kInclusive);
@@ -79,17 +80,23 @@ __global__ void __launch_bounds__(kScanThreads)
   const std::uint64_t first = std::uint64_t{tile} * kTileWords + threadIdx.x * kWordsPerThread;
   std::uint32_t counts[kWordsPerThread];
   if (first + kWordsPerThread <= words) {
-    const auto* pair = reinterpret_cast<const uint4*>(bitmap + first);
-    const uint4 low = pair[0], high = pair[1];
-    const std::uint32_t loaded[kWordsPerThread] = {low.x,  low.y,  low.z,  low.w,
-                                                   high.x, high.y, high.z, high.w};
-    for (std::uint32_t i = 0; i < kWordsPerThread; ++i) counts[i] = popcount(loaded[i]);
+    const auto* quads = reinterpret_cast<const uint4*>(bitmap + first);
+    VOLCCL_UNROLL
+    for (std::uint32_t q = 0; q < kWordsPerThread / 4; ++q) {
+      const uint4 quad = quads[q];
+      counts[4 * q] = popcount(quad.x);
+      counts[4 * q + 1] = popcount(quad.y);
+      counts[4 * q + 2] = popcount(quad.z);
+      counts[4 * q + 3] = popcount(quad.w);
+    }
   } else {
+    VOLCCL_UNROLL
     for (std::uint32_t i = 0; i < kWordsPerThread; ++i) {
       counts[i] = first + i < words ? popcount(bitmap[first + i]) : 0u;
     }
   }
   std::uint32_t thread_total = 0;
+  VOLCCL_UNROLL
   for (std::uint32_t count : counts) thread_total += count;
   std::uint32_t thread_before = 0, tile_total = 0;
   BlockScan(scan_storage).ExclusiveSum(thread_total, thread_before, tile_total);
@@ -101,6 +108,7 @@ __global__ void __launch_bounds__(kScanThreads)
   __syncthreads();
 
   std::uint32_t running = tiles_before + thread_before;
+  VOLCCL_UNROLL
   for (std::uint32_t i = 0; i < kWordsPerThread; ++i) {
     if (first + i <= words) words_before[first + i] = running;
     running += counts[i];
