@@ -7,7 +7,9 @@
 // here so that its tile states live in the same allocation as the bitmap and the one memset
 // that clears the bitmap clears them too. CUB's scan adds an initialization kernel and host-side
 // dispatch: 17 us on an H100 for a 2048^2 image, where the whole labeling takes 70-150 us.
+#include <cub/block/block_load.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
 
 #include "cuda_support.cuh"
 #include "volccl/detail/host_device.h"
@@ -19,7 +21,7 @@ namespace {
 constexpr std::uint32_t kScanThreads = 256;
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
-constexpr std::uint32_t kWordsPerThread = 16;  // four 16-byte loads
+constexpr std::uint32_t kWordsPerThread = 16;
 constexpr std::uint32_t kTileWords = kScanThreads * kWordsPerThread;
 
 // A tile's state, published for the tiles after it: the flag in the high half, the sum of the
@@ -65,54 +67,49 @@ __device__ std::uint32_t tiles_before_by_warp(std::uint32_t tile, std::uint32_t 
 }
 
 // Entries 0..words of words_before, in tiles of kTileWords; tile numbers come from `next_tile`
-// in launch order, so every tile a block waits for belongs to a block already running.
+// in launch order, so every tile a block waits for belongs to a block already running. Words are
+// loaded and ranks stored through shared memory (CUB's warp-transposing BlockLoad and
+// BlockStore), so that every warp reads and writes whole consecutive sectors.
 __global__ void __launch_bounds__(kScanThreads)
     rank_bitmap_words(const std::uint32_t* __restrict__ bitmap, std::uint64_t words,
                       std::uint32_t* __restrict__ words_before, unsigned long long* tile_states,
                       std::uint32_t* next_tile) {
-  using BlockScan = cub::BlockScan<std::uint32_t, kScanThreads>;
-  __shared__ typename BlockScan::TempStorage scan_storage;
+  using Load =
+      cub::BlockLoad<std::uint32_t, kScanThreads, kWordsPerThread, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+  using Scan = cub::BlockScan<std::uint32_t, kScanThreads>;
+  using Store = cub::BlockStore<std::uint32_t, kScanThreads, kWordsPerThread,
+                                cub::BLOCK_STORE_WARP_TRANSPOSE>;
+  __shared__ union {
+    typename Load::TempStorage load;
+    typename Scan::TempStorage scan;
+    typename Store::TempStorage store;
+  } temp;
   __shared__ std::uint32_t tile;
   __shared__ std::uint32_t tiles_before;
   if (threadIdx.x == 0) tile = atomicAdd(next_tile, 1u);
   __syncthreads();
 
-  const std::uint64_t first = std::uint64_t{tile} * kTileWords + threadIdx.x * kWordsPerThread;
+  const std::uint64_t first = std::uint64_t{tile} * kTileWords;
+  // Entry `words` is past the bitmap: it counts 0 and receives the total.
+  const std::uint64_t tile_words = kTileWords;
+  const auto loaded = static_cast<int>(min(tile_words, words - min(words, first)));
+  const auto stored = static_cast<int>(min(tile_words, words + 1 - first));
   std::uint32_t counts[kWordsPerThread];
-  if (first + kWordsPerThread <= words) {
-    const auto* quads = reinterpret_cast<const uint4*>(bitmap + first);
-    VOLCCL_UNROLL
-    for (std::uint32_t q = 0; q < kWordsPerThread / 4; ++q) {
-      const uint4 quad = quads[q];
-      counts[4 * q] = popcount(quad.x);
-      counts[4 * q + 1] = popcount(quad.y);
-      counts[4 * q + 2] = popcount(quad.z);
-      counts[4 * q + 3] = popcount(quad.w);
-    }
-  } else {
-    VOLCCL_UNROLL
-    for (std::uint32_t i = 0; i < kWordsPerThread; ++i) {
-      counts[i] = first + i < words ? popcount(bitmap[first + i]) : 0u;
-    }
-  }
-  std::uint32_t thread_total = 0;
+  Load(temp.load).Load(bitmap + first, counts, loaded, 0u);
   VOLCCL_UNROLL
-  for (std::uint32_t count : counts) thread_total += count;
-  std::uint32_t thread_before = 0, tile_total = 0;
-  BlockScan(scan_storage).ExclusiveSum(thread_total, thread_before, tile_total);
+  for (std::uint32_t& count : counts) count = popcount(count);
+  __syncthreads();  // temp.load is reused
+  std::uint32_t tile_total = 0;
+  Scan(temp.scan).ExclusiveSum(counts, counts, tile_total);
 
   if (threadIdx.x < kWarp) {
     const std::uint32_t before = tiles_before_by_warp(tile, tile_total, tile_states);
     if (threadIdx.x == 0) tiles_before = before;
   }
   __syncthreads();
-
-  std::uint32_t running = tiles_before + thread_before;
   VOLCCL_UNROLL
-  for (std::uint32_t i = 0; i < kWordsPerThread; ++i) {
-    if (first + i <= words) words_before[first + i] = running;
-    running += counts[i];
-  }
+  for (std::uint32_t& count : counts) count += tiles_before;
+  Store(temp.store).Store(words_before + first, counts, stored);
 }
 
 std::uint64_t scan_tiles(std::uint64_t words) { return (words + 1 + kTileWords - 1) / kTileWords; }
