@@ -8,7 +8,6 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels2d/block_logic_2d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -46,51 +45,34 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
 
 LabelResult label_buf_bke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                   const LabelOptions& options, void* stream_handle) {
-  StepClock whole_call;
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  LabelResult result;
-  result.backend_used = Backend::cuda;
-  result.algorithm_used = options.algorithm;
-  StepTimings& timings = result.timings;
-
+  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
+  const cudaStream_t stream = labeling.stream();
   const BlockGrid grid = kernels2d::make_block_grid(extent);
   const bool bke = options.algorithm == Algorithm::bke || options.algorithm == Algorithm::bke_ic;
   const bool inline_compression =
       options.algorithm == Algorithm::buf_ic || options.algorithm == Algorithm::bke_ic;
 
-  StepClock allocation_clock;
-  RootRanking ranking(extent.voxel_count(), stream);
-  timings.allocation_ms = allocation_clock.lap();
-
-  StepEvents steps(stream, options.step_timings);
-  ranking.clear();
-  steps.end_step(&timings.relabel_ms);
   if (bke) {
     launch(grid, stream, kernels2d::BkeInitialize{mask, labels});
-    steps.end_step(&timings.initialization_ms);
+    labeling.end_step(&StepTimings::initialization_ms);
     launch(grid, stream, kernels2d::Compress{labels, inline_compression, nullptr});
-    steps.end_step(&timings.compression_ms);
+    labeling.end_step(&StepTimings::compression_ms);
     launch(grid, stream, kernels2d::BkeReduce{mask, labels});
-    steps.end_step(&timings.merge_ms);
+    labeling.end_step(&StepTimings::merge_ms);
   } else {
     launch(grid, stream, kernels2d::BufInitialize{mask, labels});
-    steps.end_step(&timings.initialization_ms);
+    labeling.end_step(&StepTimings::initialization_ms);
     launch(grid, stream, kernels2d::BufMerge{mask, labels});
-    steps.end_step(&timings.merge_ms);
+    labeling.end_step(&StepTimings::merge_ms);
   }
-  launch(grid, stream, kernels2d::Compress{labels, inline_compression, ranking.bitmap()});
-  steps.end_step(&timings.compression_ms);
-  ranking.scan();
-  steps.end_step(&timings.relabel_ms);
-  launch(grid, stream,
-         kernels2d::FinalLabeling{mask, labels, ranking.bitmap(), ranking.words_before(), bke});
-  steps.end_step(&timings.final_labeling_ms);
-
-  ranking.copy_count();
-  steps.resolve();
-  result.component_count = ranking.count();
-  timings.total_ms = whole_call.lap();
-  return result;
+  launch(grid, stream, kernels2d::Compress{labels, inline_compression, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  launch(
+      grid, stream,
+      kernels2d::FinalLabeling{mask, labels, labeling.root_bitmap(), labeling.words_before(), bke});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

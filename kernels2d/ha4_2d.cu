@@ -9,7 +9,6 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels2d/ha4_logic_2d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -268,14 +267,14 @@ std::uint32_t blocks_for(std::uint32_t warp_jobs) {
 
 template <int Connectivity, class Mask>
 void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeometry& geometry,
-                 cudaStream_t stream, RootRanking& ranking, StepEvents& steps,
-                 StepTimings& timings) {
+                 DeviceLabeling& labeling) {
+  const cudaStream_t stream = labeling.stream();
   const dim3 threads(kWarp, kStripRows);
   const auto strip_blocks =
       static_cast<std::uint32_t>(std::uint64_t{geometry.strips} * geometry.spans);
   label_strips<Connectivity, Mask><<<strip_blocks, threads, 0, stream>>>(mask, labels, geometry);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
-  steps.end_step(&timings.initialization_ms);
+  labeling.end_step(&StepTimings::initialization_ms);
 
   const auto strip_border_jobs =
       static_cast<std::uint32_t>(std::uint64_t{geometry.strips - 1} * geometry.chunks);
@@ -287,48 +286,34 @@ void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeo
         mask, labels, geometry, strip_border_jobs, merge_jobs);
     VOLCCL_CUDA_CHECK(cudaGetLastError());
   }
-  steps.end_step(&timings.merge_ms);
+  labeling.end_step(&StepTimings::merge_ms);
 
   const auto chunk_jobs =
       static_cast<std::uint32_t>(std::uint64_t{geometry.height} * geometry.chunks);
   const dim3 warps(kWarp, kWarpsPerBlock);
   compress_and_mark<Mask><<<blocks_for(chunk_jobs), warps, 0, stream>>>(
-      mask, labels, ranking.bitmap(), geometry, chunk_jobs);
+      mask, labels, labeling.root_bitmap(), geometry, chunk_jobs);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
-  steps.end_step(&timings.compression_ms);
-  ranking.scan();
-  steps.end_step(&timings.relabel_ms);
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
   final_labeling<Mask><<<blocks_for(chunk_jobs), warps, 0, stream>>>(
-      mask, labels, ranking.bitmap(), ranking.words_before(), geometry, chunk_jobs);
+      mask, labels, labeling.root_bitmap(), labeling.words_before(), geometry, chunk_jobs);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
-  steps.end_step(&timings.final_labeling_ms);
+  labeling.end_step(&StepTimings::final_labeling_ms);
 }
 
 }  // namespace
 
 LabelResult label_ha4_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                               const LabelOptions& options, void* stream_handle) {
-  StepClock whole_call;
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  LabelResult result;
-  result.backend_used = Backend::cuda;
-  result.algorithm_used = options.algorithm;
-  StepTimings& timings = result.timings;
-
-  StepClock allocation_clock;
-  RootRanking ranking(extent.voxel_count(), stream);
-  timings.allocation_ms = allocation_clock.lap();
-
-  StepEvents steps(stream, options.step_timings);
-  ranking.clear();
-  steps.end_step(&timings.relabel_ms);
+  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const auto run = [&](auto mask_type) {
     using Mask = typename decltype(mask_type)::type;
     const ImageGeometry geometry = kernels2d::ha4::make_geometry<Mask>(extent);
     if (options.connectivity == 4) {
-      label_image<4, Mask>(mask, labels, geometry, stream, ranking, steps, timings);
+      label_image<4, Mask>(mask, labels, geometry, labeling);
     } else {
-      label_image<8, Mask>(mask, labels, geometry, stream, ranking, steps, timings);
+      label_image<8, Mask>(mask, labels, geometry, labeling);
     }
   };
   if (options.algorithm == Algorithm::ha4_64) {
@@ -336,12 +321,7 @@ LabelResult label_ha4_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uin
   } else {
     run(std::common_type<std::uint32_t>{});
   }
-
-  ranking.copy_count();
-  steps.resolve();
-  result.component_count = ranking.count();
-  timings.total_ms = whole_call.lap();
-  return result;
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

@@ -6,12 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
 #include "kernels2d/ha4_logic_2d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -186,42 +184,32 @@ void final_labeling(const std::uint8_t* mask, std::uint32_t* labels, const std::
 
 template <int Connectivity, class Mask>
 void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeometry& geometry,
-                 unsigned threads, LabelResult& result) {
-  StepClock clock;
-  StepTimings& timings = result.timings;
-  const std::uint64_t words = rank_words(std::uint64_t{geometry.width} * geometry.height);
-  std::vector<std::uint32_t> root_bitmap(words, 0);
-  std::vector<std::uint32_t> words_before(words);
-  timings.allocation_ms = clock.lap();
-
+                 HostLabeling& labeling) {
+  const unsigned threads = labeling.threads();
   label_strips<Connectivity, Mask>(mask, labels, geometry, threads);
-  timings.initialization_ms = clock.lap();
+  labeling.end_step(&StepTimings::initialization_ms);
   merge_borders<Connectivity, Mask>(mask, labels, geometry, threads);
-  timings.merge_ms = clock.lap();
-  compress_and_mark<Mask>(mask, labels, root_bitmap.data(), geometry, threads);
-  timings.compression_ms = clock.lap();
-  result.component_count = rank_roots(root_bitmap, words_before);
-  timings.relabel_ms = clock.lap();
-  final_labeling<Mask>(mask, labels, root_bitmap.data(), words_before.data(), geometry, threads);
-  timings.final_labeling_ms = clock.lap();
+  labeling.end_step(&StepTimings::merge_ms);
+  compress_and_mark<Mask>(mask, labels, labeling.root_bitmap(), geometry, threads);
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  final_labeling<Mask>(mask, labels, labeling.root_bitmap(), labeling.words_before(), geometry,
+                       threads);
+  labeling.end_step(&StepTimings::final_labeling_ms);
 }
 
 }  // namespace
 
 LabelResult label_ha4_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                              const LabelOptions& options) {
-  StepClock whole_call;
-  LabelResult result;
-  result.backend_used = Backend::cpu;
-  result.algorithm_used = options.algorithm;
-  const unsigned threads = resolve_thread_count(options.cpu_threads);
+  HostLabeling labeling(extent, options);
   const auto run = [&](auto mask_type) {
     using Mask = typename decltype(mask_type)::type;
     const ImageGeometry geometry = kernels2d::ha4::make_geometry<Mask>(extent);
     if (options.connectivity == 4) {
-      label_image<4, Mask>(mask, labels, geometry, threads, result);
+      label_image<4, Mask>(mask, labels, geometry, labeling);
     } else {
-      label_image<8, Mask>(mask, labels, geometry, threads, result);
+      label_image<8, Mask>(mask, labels, geometry, labeling);
     }
   };
   if (options.algorithm == Algorithm::ha4_64) {
@@ -229,8 +217,7 @@ LabelResult label_ha4_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint
   } else {
     run(std::common_type<std::uint32_t>{});
   }
-  result.timings.total_ms = whole_call.lap();
-  return result;
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

@@ -7,7 +7,6 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels2d/uf_ke_logic_2d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -50,47 +49,29 @@ void launch_per_pixel(const PixelGrid& grid, cudaStream_t stream, const Step& st
 
 LabelResult label_uf_ke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                 const LabelOptions& options, void* stream_handle) {
-  StepClock whole_call;
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  LabelResult result;
-  result.backend_used = Backend::cuda;
-  result.algorithm_used = options.algorithm;
-  StepTimings& timings = result.timings;
+  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  const auto run = [&](const auto& step) { launch_per_pixel(grid, stream, step); };
+  const auto run = [&](const auto& step) { launch_per_pixel(grid, labeling.stream(), step); };
 
-  StepClock allocation_clock;
-  RootRanking ranking(extent.voxel_count(), stream);
-  timings.allocation_ms = allocation_clock.lap();
-
-  StepEvents steps(stream, options.step_timings);
-  ranking.clear();
-  steps.end_step(&timings.relabel_ms);
   if (options.algorithm == Algorithm::ke) {
     kernels2d::with_connectivity<kernels2d::KeInitialize>(options.connectivity, run, mask, labels);
-    steps.end_step(&timings.initialization_ms);
+    labeling.end_step(&StepTimings::initialization_ms);
     run(kernels2d::Compress{labels, nullptr});
-    steps.end_step(&timings.compression_ms);
+    labeling.end_step(&StepTimings::compression_ms);
     kernels2d::with_connectivity<kernels2d::KeReduce>(options.connectivity, run, mask, labels);
-    steps.end_step(&timings.merge_ms);
+    labeling.end_step(&StepTimings::merge_ms);
   } else {
     run(kernels2d::UfInitialize{mask, labels});
-    steps.end_step(&timings.initialization_ms);
+    labeling.end_step(&StepTimings::initialization_ms);
     kernels2d::with_connectivity<kernels2d::UfMerge>(options.connectivity, run, mask, labels);
-    steps.end_step(&timings.merge_ms);
+    labeling.end_step(&StepTimings::merge_ms);
   }
-  run(kernels2d::Compress{labels, ranking.bitmap()});
-  steps.end_step(&timings.compression_ms);
-  ranking.scan();
-  steps.end_step(&timings.relabel_ms);
-  run(kernels2d::FinalLabeling{labels, ranking.bitmap(), ranking.words_before()});
-  steps.end_step(&timings.final_labeling_ms);
-
-  ranking.copy_count();
-  steps.resolve();
-  result.component_count = ranking.count();
-  timings.total_ms = whole_call.lap();
-  return result;
+  run(kernels2d::Compress{labels, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  run(kernels2d::FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

@@ -2,12 +2,10 @@
 // over the image's rows split among threads, one fork-join per kernel of the GPU version, with
 // the same atomics.
 #include <cstdint>
-#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
 #include "kernels2d/uf_ke_logic_2d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -29,44 +27,29 @@ void for_each_pixel(const PixelGrid& grid, unsigned threads, const Step& step) {
 
 LabelResult label_uf_ke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                const LabelOptions& options) {
-  StepClock whole_call;
-  StepClock clock;
-  LabelResult result;
-  result.backend_used = Backend::cpu;
-  result.algorithm_used = options.algorithm;
-  StepTimings& timings = result.timings;
+  HostLabeling labeling(extent, options);
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  const unsigned threads = resolve_thread_count(options.cpu_threads);
-  const auto run = [&](const auto& step) { for_each_pixel(grid, threads, step); };
-
-  const std::uint64_t words = rank_words(extent.voxel_count());
-  std::vector<std::uint32_t> root_bitmap(words, 0);
-  std::vector<std::uint32_t> words_before(words);
-  timings.allocation_ms = clock.lap();
+  const auto run = [&](const auto& step) { for_each_pixel(grid, labeling.threads(), step); };
 
   if (options.algorithm == Algorithm::ke) {
     kernels2d::with_connectivity<kernels2d::KeInitialize>(options.connectivity, run, mask, labels);
-    timings.initialization_ms = clock.lap();
+    labeling.end_step(&StepTimings::initialization_ms);
     run(kernels2d::Compress{labels, nullptr});
-    timings.compression_ms = clock.lap();
+    labeling.end_step(&StepTimings::compression_ms);
     kernels2d::with_connectivity<kernels2d::KeReduce>(options.connectivity, run, mask, labels);
-    timings.merge_ms = clock.lap();
+    labeling.end_step(&StepTimings::merge_ms);
   } else {
     run(kernels2d::UfInitialize{mask, labels});
-    timings.initialization_ms = clock.lap();
+    labeling.end_step(&StepTimings::initialization_ms);
     kernels2d::with_connectivity<kernels2d::UfMerge>(options.connectivity, run, mask, labels);
-    timings.merge_ms = clock.lap();
+    labeling.end_step(&StepTimings::merge_ms);
   }
-  run(kernels2d::Compress{labels, root_bitmap.data()});
-  timings.compression_ms += clock.lap();
-
-  result.component_count = rank_roots(root_bitmap, words_before);
-  timings.relabel_ms = clock.lap();
-
-  run(kernels2d::FinalLabeling{labels, root_bitmap.data(), words_before.data()});
-  timings.final_labeling_ms = clock.lap();
-  timings.total_ms = whole_call.lap();
-  return result;
+  run(kernels2d::Compress{labels, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  run(kernels2d::FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

@@ -2,12 +2,10 @@
 // rows of blocks split among threads, one fork-join per kernel of the GPU version, with the
 // same atomics, so both backends produce the same labels.
 #include <cstdint>
-#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
 #include "kernels3d/block_logic_3d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -32,50 +30,35 @@ void for_each_block(const BlockGrid& grid, unsigned threads, const Step& step) {
 
 LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options) {
-  StepClock whole_call;
-  StepClock clock;
-  LabelResult result;
-  result.backend_used = Backend::cpu;
-  result.algorithm_used = options.algorithm;
-  StepTimings& timings = result.timings;
-
+  HostLabeling labeling(extent, options);
   const BlockGrid grid = kernels3d::make_block_grid(extent);
-  const unsigned threads = resolve_thread_count(options.cpu_threads);
+  const unsigned threads = labeling.threads();
   const bool bke = options.algorithm == Algorithm::bke || options.algorithm == Algorithm::bke_ic;
   const bool inline_compression =
       options.algorithm == Algorithm::buf_ic || options.algorithm == Algorithm::bke_ic;
 
-  const std::uint64_t words = rank_words(extent.voxel_count());
-  std::vector<std::uint32_t> root_bitmap(words, 0);
-  std::vector<std::uint32_t> words_before(words);
-  timings.allocation_ms = clock.lap();
-
   if (bke) {
     for_each_block(grid, threads, kernels3d::BkeInitialize{mask, labels});
-    timings.initialization_ms = clock.lap();
+    labeling.end_step(&StepTimings::initialization_ms);
     for_each_block(grid, threads, kernels3d::Compress{labels, inline_compression, nullptr});
-    timings.compression_ms = clock.lap();
+    labeling.end_step(&StepTimings::compression_ms);
     for_each_block(grid, threads, kernels3d::BkeReduce{mask, labels});
-    timings.merge_ms = clock.lap();
+    labeling.end_step(&StepTimings::merge_ms);
   } else {
     for_each_block(grid, threads, kernels3d::BufInitialize{mask, labels});
-    timings.initialization_ms = clock.lap();
+    labeling.end_step(&StepTimings::initialization_ms);
     for_each_block(grid, threads, kernels3d::BufMerge{mask, labels});
-    timings.merge_ms = clock.lap();
+    labeling.end_step(&StepTimings::merge_ms);
   }
   for_each_block(grid, threads,
-                 kernels3d::Compress{labels, inline_compression, root_bitmap.data()});
-  timings.compression_ms += clock.lap();
-
-  result.component_count = rank_roots(root_bitmap, words_before);
-  timings.relabel_ms = clock.lap();
-
+                 kernels3d::Compress{labels, inline_compression, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
   for_each_block(
       grid, threads,
-      kernels3d::FinalLabeling{mask, labels, root_bitmap.data(), words_before.data(), bke});
-  timings.final_labeling_ms = clock.lap();
-  timings.total_ms = whole_call.lap();
-  return result;
+      kernels3d::FinalLabeling{mask, labels, labeling.root_bitmap(), labeling.words_before(), bke});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

@@ -7,7 +7,6 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels3d/uf_logic_3d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -97,41 +96,25 @@ void launch_per_voxel(const VoxelGrid& grid, cudaStream_t stream, const Step& st
 
 LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                              const LabelOptions& options, void* stream_handle) {
-  StepClock whole_call;
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  LabelResult result;
-  result.backend_used = Backend::cuda;
-  result.algorithm_used = Algorithm::uf;
-  StepTimings& timings = result.timings;
+  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
+  const cudaStream_t stream = labeling.stream();
   const VoxelGrid grid = kernels3d::make_voxel_grid(extent);
 
-  StepClock allocation_clock;
-  RootRanking ranking(extent.voxel_count(), stream);
-  timings.allocation_ms = allocation_clock.lap();
-
-  StepEvents steps(stream, options.step_timings);
-  ranking.clear();
-  steps.end_step(&timings.relabel_ms);
   launch_over_slices(grid, kVoxelsPerThread, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     initialize<<<blocks, threads, 0, stream>>>(mask, grid, first, kernels3d::UfInitialize{labels});
   });
-  steps.end_step(&timings.initialization_ms);
+  labeling.end_step(&StepTimings::initialization_ms);
   kernels3d::with_merge_step(options.connectivity, mask, labels,
                              [&](const auto& merge) { launch_per_voxel(grid, stream, merge); });
-  steps.end_step(&timings.merge_ms);
-  launch_per_quad(grid, stream, kernels3d::UfCompress{labels, ranking.bitmap()});
-  steps.end_step(&timings.compression_ms);
-  ranking.scan();
-  steps.end_step(&timings.relabel_ms);
-  launch_per_quad(grid, stream,
-                  kernels3d::UfFinalLabeling{labels, ranking.bitmap(), ranking.words_before()});
-  steps.end_step(&timings.final_labeling_ms);
-
-  ranking.copy_count();
-  steps.resolve();
-  result.component_count = ranking.count();
-  timings.total_ms = whole_call.lap();
-  return result;
+  labeling.end_step(&StepTimings::merge_ms);
+  launch_per_quad(grid, stream, kernels3d::UfCompress{labels, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  launch_per_quad(
+      grid, stream,
+      kernels3d::UfFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

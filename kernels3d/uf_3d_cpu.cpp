@@ -2,12 +2,10 @@
 // threads, one fork-join per kernel of the GPU version, with the same atomics.
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
 #include "kernels3d/uf_logic_3d.h"
-#include "volccl/detail/step_clock.h"
 
 namespace volccl::detail {
 namespace {
@@ -74,36 +72,23 @@ void initialize(const std::uint8_t* mask, std::uint32_t* labels, const VoxelGrid
 
 LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                             const LabelOptions& options) {
-  StepClock whole_call;
-  StepClock clock;
-  LabelResult result;
-  result.backend_used = Backend::cpu;
-  result.algorithm_used = Algorithm::uf;
-  StepTimings& timings = result.timings;
+  HostLabeling labeling(extent, options);
   const VoxelGrid grid = kernels3d::make_voxel_grid(extent);
-  const unsigned threads = resolve_thread_count(options.cpu_threads);
-
-  const std::uint64_t words = rank_words(extent.voxel_count());
-  std::vector<std::uint32_t> root_bitmap(words, 0);
-  std::vector<std::uint32_t> words_before(words);
-  timings.allocation_ms = clock.lap();
+  const unsigned threads = labeling.threads();
 
   initialize(mask, labels, grid, threads);
-  timings.initialization_ms = clock.lap();
+  labeling.end_step(&StepTimings::initialization_ms);
   kernels3d::with_merge_step(options.connectivity, mask, labels,
                              [&](const auto& merge) { for_each_voxel(grid, threads, merge); });
-  timings.merge_ms = clock.lap();
-  for_each_quad(grid, threads, kernels3d::UfCompress{labels, root_bitmap.data()});
-  timings.compression_ms = clock.lap();
-
-  result.component_count = rank_roots(root_bitmap, words_before);
-  timings.relabel_ms = clock.lap();
-
-  for_each_quad(grid, threads,
-                kernels3d::UfFinalLabeling{labels, root_bitmap.data(), words_before.data()});
-  timings.final_labeling_ms = clock.lap();
-  timings.total_ms = whole_call.lap();
-  return result;
+  labeling.end_step(&StepTimings::merge_ms);
+  for_each_quad(grid, threads, kernels3d::UfCompress{labels, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  for_each_quad(
+      grid, threads,
+      kernels3d::UfFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
 }
 
 }  // namespace volccl::detail

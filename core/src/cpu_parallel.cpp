@@ -1,6 +1,7 @@
 #include "cpu_parallel.h"
 
 #include "volccl/detail/host_device.h"
+#include "volccl/detail/raster_rank.h"
 
 #include <algorithm>
 #include <exception>
@@ -41,14 +42,30 @@ void parallel_for(std::uint64_t count, unsigned threads,
   }
 }
 
-std::uint32_t rank_roots(const std::vector<std::uint32_t>& bitmap,
-                         std::vector<std::uint32_t>& words_before) {
+HostLabeling::HostLabeling(Extent3 extent, const LabelOptions& options)
+    : threads_(resolve_thread_count(options.cpu_threads)),
+      root_bitmap_(rank_words(extent.voxel_count()), 0),
+      words_before_(root_bitmap_.size()) {
+  result_.backend_used = Backend::cpu;
+  result_.algorithm_used = options.algorithm;
+  end_step(&StepTimings::allocation_ms);
+}
+
+// The host side of raster_rank.h: words_before[w] = set bits in bitmap words 0..w-1; the
+// total is the component count.
+void HostLabeling::rank() {
   std::uint32_t roots = 0;
-  for (std::size_t w = 0; w < bitmap.size(); ++w) {
-    words_before[w] = roots;
-    roots += popcount(bitmap[w]);
+  for (std::size_t w = 0; w < root_bitmap_.size(); ++w) {
+    words_before_[w] = roots;
+    roots += popcount(root_bitmap_[w]);
   }
-  return roots;
+  result_.component_count = roots;
+  end_step(&StepTimings::relabel_ms);
+}
+
+LabelResult HostLabeling::finish() {
+  result_.timings.total_ms = whole_call_.lap();
+  return result_;
 }
 
 }  // namespace volccl::detail

@@ -1,10 +1,13 @@
-// A minimal fork-join loop for the CPU backend: splits [0, count) into contiguous chunks, one per
-// worker thread, and returns when all are done.
+// What the CPU labelers share: a minimal fork-join loop, which splits [0, count) into contiguous
+// chunks, one per worker thread, and returns when all are done; and the frame of one labeling.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include "volccl/detail/step_clock.h"
+#include "volccl/types.h"
 
 namespace volccl::detail {
 
@@ -13,9 +16,29 @@ unsigned resolve_thread_count(unsigned requested);
 void parallel_for(std::uint64_t count, unsigned threads,
                   const std::function<void(std::uint64_t begin, std::uint64_t end)>& body);
 
-// The host side of raster_rank.h: words_before[w] = set bits in bitmap words 0..w-1; returns
-// the number of set bits, the component count.
-std::uint32_t rank_roots(const std::vector<std::uint32_t>& bitmap,
-                         std::vector<std::uint32_t>& words_before);
+// The frame of one labeling on the CPU, shared by every CPU labeler, as DeviceLabeling is on the
+// GPU: the clock of the whole call, the root bitmap and its ranks (their allocation timed), the
+// worker count, and the result they fill. A labeler runs its steps between end_step() calls,
+// ranks the roots it marked with rank(), and returns finish().
+class HostLabeling {
+ public:
+  HostLabeling(Extent3 extent, const LabelOptions& options);
+  unsigned threads() const { return threads_; }
+  std::uint32_t* root_bitmap() { return root_bitmap_.data(); }
+  const std::uint32_t* words_before() const { return words_before_.data(); }
+  // Adds the time since the previous call (or the allocation) to `step`.
+  void end_step(double StepTimings::*step) { result_.timings.*step += step_clock_.lap(); }
+  // Ranks the roots marked in root_bitmap(), the relabel step.
+  void rank();
+  LabelResult finish();
+
+ private:
+  StepClock whole_call_;
+  StepClock step_clock_;  // started before the bitmap's allocation
+  LabelResult result_;
+  unsigned threads_;
+  std::vector<std::uint32_t> root_bitmap_;
+  std::vector<std::uint32_t> words_before_;
+};
 
 }  // namespace volccl::detail

@@ -147,6 +147,40 @@ void StepEvents::resolve() {
   }
 }
 
+namespace {
+
+LabelResult started_result(const LabelOptions& options) {
+  LabelResult result;
+  result.backend_used = Backend::cuda;
+  result.algorithm_used = options.algorithm;
+  return result;
+}
+
+}  // namespace
+
+DeviceLabeling::DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream)
+    : stream_(stream),
+      result_(started_result(options)),
+      events_(stream, options.step_timings),
+      ranking_(extent.voxel_count(), stream) {
+  result_.timings.allocation_ms = allocation_clock_.lap();
+  ranking_.clear();
+  end_step(&StepTimings::relabel_ms);
+}
+
+void DeviceLabeling::rank() {
+  ranking_.scan();
+  end_step(&StepTimings::relabel_ms);
+}
+
+LabelResult DeviceLabeling::finish() {
+  ranking_.copy_count();
+  events_.resolve();
+  result_.component_count = ranking_.count();
+  result_.timings.total_ms = whole_call_.lap();
+  return result_;
+}
+
 LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options,
                             void* stream) {

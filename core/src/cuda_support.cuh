@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "volccl/detail/step_clock.h"
 #include "volccl/error.h"
+#include "volccl/types.h"
 
 namespace volccl::detail {
 
@@ -102,6 +104,32 @@ class RootRanking {
   std::uint32_t* bitmap_;
   std::uint32_t* words_before_;
   std::uint32_t* host_count_;  // pinned, one per host thread
+};
+
+// The frame of one labeling on the device, shared by every CUDA labeler: the clock of the whole
+// call, the root ranking (its allocation timed, its bitmap cleared as the first relabel step),
+// the step events, and the result they fill. A labeler launches its steps between end_step()
+// calls, ranks the roots it marked with rank(), and returns finish().
+class DeviceLabeling {
+ public:
+  DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream);
+  cudaStream_t stream() const { return stream_; }
+  std::uint32_t* root_bitmap() const { return ranking_.bitmap(); }
+  const std::uint32_t* words_before() const { return ranking_.words_before(); }
+  // Closes the step begun at the previous call and adds its time to `step`.
+  void end_step(double StepTimings::*step) { events_.end_step(&(result_.timings.*step)); }
+  // Ranks the roots marked in root_bitmap(), the relabel step.
+  void rank();
+  // Waits for the stream and returns the component count and the timings.
+  LabelResult finish();
+
+ private:
+  StepClock whole_call_;
+  cudaStream_t stream_;
+  LabelResult result_;
+  StepEvents events_;
+  StepClock allocation_clock_;  // started right before ranking_ allocates
+  RootRanking ranking_;
 };
 
 }  // namespace volccl::detail
