@@ -24,32 +24,7 @@ Volume empty_image(std::uint64_t width, std::uint64_t height) {
   return Volume{{width, height, 1}, std::vector<std::uint8_t>(width * height, 0)};
 }
 
-// (algorithm, connectivity, backend)
-using LabelingParameter = std::tuple<Algorithm, int, Backend>;
-
-class Labeling2d : public ::testing::TestWithParam<LabelingParameter> {
- protected:
-  void SetUp() override {
-    if (backend() == Backend::cuda && !cuda_available()) {
-      GTEST_SKIP() << cuda_device_description();
-    }
-  }
-
-  int connectivity() const { return std::get<1>(GetParam()); }
-  Backend backend() const { return std::get<2>(GetParam()); }
-
-  LabelOptions options() const {
-    LabelOptions options;
-    options.algorithm = std::get<0>(GetParam());
-    options.connectivity = connectivity();
-    options.backend = backend();
-    return options;
-  }
-
-  ::testing::AssertionResult matches_reference(const Volume& image) const {
-    return test::matches_reference(image, options());
-  }
-};
+class Labeling2d : public LabelingFixture {};
 
 TEST_P(Labeling2d, EverySizeUpToNineAndAroundTheWarp) {
   const std::uint32_t seed = test_seed();
@@ -210,10 +185,7 @@ std::vector<LabelingParameter> labeling_parameters() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Labeling2d, ::testing::ValuesIn(labeling_parameters()),
-                         [](const ::testing::TestParamInfo<LabelingParameter>& info) {
-                           return parameter_name(std::get<0>(info.param), std::get<1>(info.param)) +
-                                  "_" + to_string(std::get<2>(info.param));
-                         });
+                         labeling_name);
 
 // The CPU backend's result may not depend on how many threads share the work.
 class CpuThreads2d : public ::testing::TestWithParam<std::pair<Algorithm, int>> {};

@@ -55,32 +55,7 @@ bool neighbours(const Offset& offset, int connectivity) {
   return distance <= (connectivity == 6 ? 1 : connectivity == 18 ? 2 : 3);
 }
 
-// (algorithm, connectivity, backend)
-using LabelingParameter = std::tuple<Algorithm, int, Backend>;
-
-class Labeling : public ::testing::TestWithParam<LabelingParameter> {
- protected:
-  void SetUp() override {
-    if (backend() == Backend::cuda && !cuda_available()) {
-      GTEST_SKIP() << cuda_device_description();
-    }
-  }
-
-  int connectivity() const { return std::get<1>(GetParam()); }
-  Backend backend() const { return std::get<2>(GetParam()); }
-
-  LabelOptions options() const {
-    LabelOptions options;
-    options.algorithm = std::get<0>(GetParam());
-    options.connectivity = connectivity();
-    options.backend = backend();
-    return options;
-  }
-
-  ::testing::AssertionResult matches_reference(const Volume& volume) const {
-    return test::matches_reference(volume, options());
-  }
-};
+class Labeling : public LabelingFixture {};
 
 TEST_P(Labeling, EveryExtentUpToSevenAtSeveralDensities) {
   const std::uint32_t seed = test_seed();
@@ -270,11 +245,6 @@ std::vector<LabelingParameter> labeling_parameters() {
     }
   }
   return parameters;
-}
-
-std::string labeling_name(const ::testing::TestParamInfo<LabelingParameter>& info) {
-  return parameter_name(std::get<0>(info.param), std::get<1>(info.param)) + "_" +
-         to_string(std::get<2>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Labeling, ::testing::ValuesIn(labeling_parameters()),

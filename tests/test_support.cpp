@@ -137,6 +137,11 @@ std::string parameter_name(Algorithm algorithm, int connectivity) {
   return equal;
 }
 
+std::string labeling_name(const ::testing::TestParamInfo<LabelingParameter>& info) {
+  return parameter_name(std::get<0>(info.param), std::get<1>(info.param)) + "_" +
+         to_string(std::get<2>(info.param));
+}
+
 std::uint32_t test_seed() {
   if (const char* fixed = std::getenv("VOLCCL_TEST_SEED")) {
     return static_cast<std::uint32_t>(std::strtoul(fixed, nullptr, 0));

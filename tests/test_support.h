@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,38 @@ std::vector<std::pair<Algorithm, int>> supported_pairs_2d();
 
 // "uf_c6", "buf_ic_c26", "ha4_64_c4": a gtest name for an (algorithm, connectivity) pair.
 std::string parameter_name(Algorithm algorithm, int connectivity);
+
+// (algorithm, connectivity, backend): a parameter of the labeling suites.
+using LabelingParameter = std::tuple<Algorithm, int, Backend>;
+
+// The fixture of the labeling suites: the options of the parameter, a skip of the CUDA cases
+// without a device, and matches_reference with those options.
+class LabelingFixture : public ::testing::TestWithParam<LabelingParameter> {
+ protected:
+  void SetUp() override {
+    if (backend() == Backend::cuda && !cuda_available()) {
+      GTEST_SKIP() << cuda_device_description();
+    }
+  }
+
+  int connectivity() const { return std::get<1>(GetParam()); }
+  Backend backend() const { return std::get<2>(GetParam()); }
+
+  LabelOptions options() const {
+    LabelOptions options;
+    options.algorithm = std::get<0>(GetParam());
+    options.connectivity = connectivity();
+    options.backend = backend();
+    return options;
+  }
+
+  ::testing::AssertionResult matches_reference(const data::Volume& volume) const {
+    return test::matches_reference(volume, options());
+  }
+};
+
+// "bke_ic_c8_cuda": the gtest name of a labeling parameter.
+std::string labeling_name(const ::testing::TestParamInfo<LabelingParameter>& info);
 
 // The seed of this test's random volumes: VOLCCL_TEST_SEED when set, else a fresh one from
 // std::random_device, so every run explores new volumes.
