@@ -59,6 +59,21 @@ TEST_P(Labeling2d, EmptyAndFullImages) {
   }
 }
 
+// Images taller than a kernel's grid can cover in one launch (65535 thread-block rows): the
+// labelers launch them in slabs, whose borders must not cut components.
+TEST_P(Labeling2d, TallImages) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{1, 600001, 1}, {3, 600001, 1}};
+  std::uint32_t image_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.5, 1.0}) {
+      ASSERT_TRUE(matches_reference(data::random_granular(extent, density, 1, image_seed++)))
+          << "density " << density;
+    }
+  }
+}
+
 TEST_P(Labeling2d, OddSizesRowsAndColumns) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));

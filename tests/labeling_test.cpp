@@ -93,6 +93,21 @@ TEST_P(Labeling, EmptyAndFullVolumes) {
   }
 }
 
+// Volumes deeper than a kernel's grid can cover in one launch (65535 layers): the labelers
+// launch them in slabs, whose borders must not cut components.
+TEST_P(Labeling, DeepVolumes) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{1, 1, 140001}, {2, 3, 140001}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.5, 1.0}) {
+      ASSERT_TRUE(matches_reference(data::random_granular(extent, density, 1, volume_seed++)))
+          << "density " << density;
+    }
+  }
+}
+
 TEST_P(Labeling, OddSizesAndLines) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
