@@ -465,4 +465,14 @@ struct FinalLabeling {
   }
 };
 
+// The steps above, for the step sequence shared by both dimensions (core/src/buf_bke_steps.h).
+struct BufBkeSteps {
+  using BufInitialize = kernels2d::BufInitialize;
+  using BufMerge = kernels2d::BufMerge;
+  using BkeInitialize = kernels2d::BkeInitialize;
+  using BkeReduce = kernels2d::BkeReduce;
+  using Compress = kernels2d::Compress;
+  using FinalLabeling = kernels2d::FinalLabeling;
+};
+
 }  // namespace volccl::kernels2d

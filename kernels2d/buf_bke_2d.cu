@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "buf_bke_steps.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels2d/block_logic_2d.h"
@@ -46,33 +47,9 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
 LabelResult label_buf_bke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                   const LabelOptions& options, void* stream_handle) {
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
-  const cudaStream_t stream = labeling.stream();
   const BlockGrid grid = kernels2d::make_block_grid(extent);
-  const bool bke = options.algorithm == Algorithm::bke || options.algorithm == Algorithm::bke_ic;
-  const bool inline_compression =
-      options.algorithm == Algorithm::buf_ic || options.algorithm == Algorithm::bke_ic;
-
-  if (bke) {
-    launch(grid, stream, kernels2d::BkeInitialize{mask, labels});
-    labeling.end_step(&StepTimings::initialization_ms);
-    launch(grid, stream, kernels2d::Compress{labels, inline_compression, nullptr});
-    labeling.end_step(&StepTimings::compression_ms);
-    launch(grid, stream, kernels2d::BkeReduce{mask, labels});
-    labeling.end_step(&StepTimings::merge_ms);
-  } else {
-    launch(grid, stream, kernels2d::BufInitialize{mask, labels});
-    labeling.end_step(&StepTimings::initialization_ms);
-    launch(grid, stream, kernels2d::BufMerge{mask, labels});
-    labeling.end_step(&StepTimings::merge_ms);
-  }
-  launch(grid, stream, kernels2d::Compress{labels, inline_compression, labeling.root_bitmap()});
-  labeling.end_step(&StepTimings::compression_ms);
-  labeling.rank();
-  launch(
-      grid, stream,
-      kernels2d::FinalLabeling{mask, labels, labeling.root_bitmap(), labeling.words_before(), bke});
-  labeling.end_step(&StepTimings::final_labeling_ms);
-  return labeling.finish();
+  const auto run = [&](const auto& step) { launch(grid, labeling.stream(), step); };
+  return label_buf_bke<kernels2d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
 }
 
 }  // namespace volccl::detail

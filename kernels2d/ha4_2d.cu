@@ -4,7 +4,6 @@
 // scan (raster_rank.h), and the final labeling with one root lookup and one shuffle per run
 // (Alg. 5). Every kernel sees a row a chunk at a time, as a mask from __ballot_sync.
 #include <cstdint>
-#include <type_traits>
 
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
@@ -307,20 +306,11 @@ void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeo
 LabelResult label_ha4_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                               const LabelOptions& options, void* stream_handle) {
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
-  const auto run = [&](auto mask_type) {
-    using Mask = typename decltype(mask_type)::type;
-    const ImageGeometry geometry = kernels2d::ha4::make_geometry<Mask>(extent);
-    if (options.connectivity == 4) {
-      label_image<4, Mask>(mask, labels, geometry, labeling);
-    } else {
-      label_image<8, Mask>(mask, labels, geometry, labeling);
-    }
-  };
-  if (options.algorithm == Algorithm::ha4_64) {
-    run(std::common_type<std::uint64_t>{});
-  } else {
-    run(std::common_type<std::uint32_t>{});
-  }
+  kernels2d::ha4::with_variant(
+      options, extent, [&](auto connectivity, auto mask_type, const ImageGeometry& geometry) {
+        using Mask = typename decltype(mask_type)::type;
+        label_image<decltype(connectivity)::value, Mask>(mask, labels, geometry, labeling);
+      });
   return labeling.finish();
 }
 

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "volccl/detail/host_device.h"
 #include "volccl/detail/raster_rank.h"
@@ -250,6 +251,27 @@ VOLCCL_HD void compress_and_mark(std::uint32_t* labels, std::uint32_t* root_bitm
                                  std::uint32_t pixel) {
   const std::uint32_t root = detail::compress(PixelForest{labels}, labels + pixel);
   if (root == pixel) detail::mark_component_start(root_bitmap, root);
+}
+
+// Calls label(connectivity, mask_type, geometry) for the variant `options` ask for: connectivity
+// a std::integral_constant<int, 4 or 8>, mask_type a std::common_type of the chunk mask
+// (uint32 for HA4, uint64 for HA4-64), geometry the image's chunks for that mask.
+template <class Label>
+void with_variant(const LabelOptions& options, Extent3 extent, const Label& label) {
+  const auto with_mask = [&](auto mask_type) {
+    using Mask = typename decltype(mask_type)::type;
+    const ImageGeometry geometry = make_geometry<Mask>(extent);
+    if (options.connectivity == 4) {
+      label(std::integral_constant<int, 4>{}, mask_type, geometry);
+    } else {
+      label(std::integral_constant<int, 8>{}, mask_type, geometry);
+    }
+  };
+  if (options.algorithm == Algorithm::ha4_64) {
+    with_mask(std::common_type<std::uint64_t>{});
+  } else {
+    with_mask(std::common_type<std::uint32_t>{});
+  }
 }
 
 }  // namespace volccl::kernels2d::ha4

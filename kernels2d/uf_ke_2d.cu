@@ -52,26 +52,7 @@ LabelResult label_uf_ke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::u
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
   const auto run = [&](const auto& step) { launch_per_pixel(grid, labeling.stream(), step); };
-
-  if (options.algorithm == Algorithm::ke) {
-    kernels2d::with_connectivity<kernels2d::KeInitialize>(options.connectivity, run, mask, labels);
-    labeling.end_step(&StepTimings::initialization_ms);
-    run(kernels2d::Compress{labels, nullptr});
-    labeling.end_step(&StepTimings::compression_ms);
-    kernels2d::with_connectivity<kernels2d::KeReduce>(options.connectivity, run, mask, labels);
-    labeling.end_step(&StepTimings::merge_ms);
-  } else {
-    run(kernels2d::UfInitialize{mask, labels});
-    labeling.end_step(&StepTimings::initialization_ms);
-    kernels2d::with_connectivity<kernels2d::UfMerge>(options.connectivity, run, mask, labels);
-    labeling.end_step(&StepTimings::merge_ms);
-  }
-  run(kernels2d::Compress{labels, labeling.root_bitmap()});
-  labeling.end_step(&StepTimings::compression_ms);
-  labeling.rank();
-  run(kernels2d::FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
-  labeling.end_step(&StepTimings::final_labeling_ms);
-  return labeling.finish();
+  return kernels2d::label_uf_ke(labeling, run, mask, labels, options);
 }
 
 }  // namespace volccl::detail

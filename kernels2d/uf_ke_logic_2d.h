@@ -183,8 +183,8 @@ struct KeReduce {
 
 // --- both ----------------------------------------------------------------------------------------
 
-// Calls run(Step<connectivity>{args...}) for connectivity 4 or 8, for the drivers that launch or
-// loop over the step.
+// Calls run(Step<connectivity>{args...}) for connectivity 4 or 8: label_uf_ke launches or loops
+// over the step it names.
 template <template <int> class Step, class Run, class... Args>
 void with_connectivity(int connectivity, const Run& run, Args... args) {
   if (connectivity == 4) {
@@ -220,5 +220,32 @@ struct FinalLabeling {
         root == kNoParent ? 0 : detail::component_label(root_bitmap, words_before, root);
   }
 };
+
+// The step sequence of UF and KE, written once for both backends: `run(step)` applies a step to
+// every pixel (a kernel launch or a CPU loop), `labeling` is the call's DeviceLabeling or
+// HostLabeling.
+template <class Labeling, class Run>
+LabelResult label_uf_ke(Labeling& labeling, const Run& run, const std::uint8_t* mask,
+                        std::uint32_t* labels, const LabelOptions& options) {
+  if (options.algorithm == Algorithm::ke) {
+    with_connectivity<KeInitialize>(options.connectivity, run, mask, labels);
+    labeling.end_step(&StepTimings::initialization_ms);
+    run(Compress{labels, nullptr});
+    labeling.end_step(&StepTimings::compression_ms);
+    with_connectivity<KeReduce>(options.connectivity, run, mask, labels);
+    labeling.end_step(&StepTimings::merge_ms);
+  } else {
+    run(UfInitialize{mask, labels});
+    labeling.end_step(&StepTimings::initialization_ms);
+    with_connectivity<UfMerge>(options.connectivity, run, mask, labels);
+    labeling.end_step(&StepTimings::merge_ms);
+  }
+  run(Compress{labels, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  run(FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
+}
 
 }  // namespace volccl::kernels2d

@@ -426,4 +426,14 @@ struct FinalLabeling {
   }
 };
 
+// The steps above, for the step sequence shared by both dimensions (core/src/buf_bke_steps.h).
+struct BufBkeSteps {
+  using BufInitialize = kernels3d::BufInitialize;
+  using BufMerge = kernels3d::BufMerge;
+  using BkeInitialize = kernels3d::BkeInitialize;
+  using BkeReduce = kernels3d::BkeReduce;
+  using Compress = kernels3d::Compress;
+  using FinalLabeling = kernels3d::FinalLabeling;
+};
+
 }  // namespace volccl::kernels3d

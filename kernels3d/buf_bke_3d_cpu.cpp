@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "backends.h"
+#include "buf_bke_steps.h"
 #include "cpu_parallel.h"
 #include "kernels3d/block_logic_3d.h"
 
@@ -32,33 +33,8 @@ LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::
                                  const LabelOptions& options) {
   HostLabeling labeling(extent, options);
   const BlockGrid grid = kernels3d::make_block_grid(extent);
-  const unsigned threads = labeling.threads();
-  const bool bke = options.algorithm == Algorithm::bke || options.algorithm == Algorithm::bke_ic;
-  const bool inline_compression =
-      options.algorithm == Algorithm::buf_ic || options.algorithm == Algorithm::bke_ic;
-
-  if (bke) {
-    for_each_block(grid, threads, kernels3d::BkeInitialize{mask, labels});
-    labeling.end_step(&StepTimings::initialization_ms);
-    for_each_block(grid, threads, kernels3d::Compress{labels, inline_compression, nullptr});
-    labeling.end_step(&StepTimings::compression_ms);
-    for_each_block(grid, threads, kernels3d::BkeReduce{mask, labels});
-    labeling.end_step(&StepTimings::merge_ms);
-  } else {
-    for_each_block(grid, threads, kernels3d::BufInitialize{mask, labels});
-    labeling.end_step(&StepTimings::initialization_ms);
-    for_each_block(grid, threads, kernels3d::BufMerge{mask, labels});
-    labeling.end_step(&StepTimings::merge_ms);
-  }
-  for_each_block(grid, threads,
-                 kernels3d::Compress{labels, inline_compression, labeling.root_bitmap()});
-  labeling.end_step(&StepTimings::compression_ms);
-  labeling.rank();
-  for_each_block(
-      grid, threads,
-      kernels3d::FinalLabeling{mask, labels, labeling.root_bitmap(), labeling.words_before(), bke});
-  labeling.end_step(&StepTimings::final_labeling_ms);
-  return labeling.finish();
+  const auto run = [&](const auto& step) { for_each_block(grid, labeling.threads(), step); };
+  return label_buf_bke<kernels3d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
 }
 
 }  // namespace volccl::detail
