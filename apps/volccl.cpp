@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,8 @@ struct LabelCommand {
   std::string algorithm = volccl::to_string(volccl::LabelOptions{}.algorithm);
   std::string device = "auto";
   Foreground foreground;
+  std::string stats;  // empty: no statistics
+  std::string statistics_strategy = volccl::to_string(volccl::LabelOptions{}.statistics_strategy);
   bool force = false;
   bool quiet = false;
   bool timings = false;
@@ -73,6 +76,7 @@ struct CommandTimings {
   double read_ms = 0;
   double binarize_ms = 0;
   double write_ms = 0;
+  double stats_write_ms = 0;
 };
 
 std::string Quoted(const fs::path& path) { return "'" + path.string() + "'"; }
@@ -198,7 +202,22 @@ CLI::App* AddLabelCommand(CLI::App& app, LabelCommand& command) {
               "Foreground: voxels with LOW <= value <= HIGH (no HIGH: no upper bound)")
           ->type_name("LOW[:HIGH]");
   otsu->excludes(threshold);
-  label->add_flag("--force", command.force, "Overwrite OUTPUT if it exists");
+  label
+      ->add_option("--stats", command.stats,
+                   "Also measure every component and write one row per label to FILE: .csv "
+                   "(a header of column names) or .json. Count, physical size, centroid "
+                   "(physical and index), covariance (physical, 6 or 3 unique terms), principal "
+                   "moments and axes, bounding box (indices); units in the README")
+      ->type_name("FILE");
+  label
+      ->add_option("--stats-strategy", command.statistics_strategy,
+                   "How the GPU gathers the statistics: late (a pass over the labels; every "
+                   "algorithm), fused (in the final labeling step) or early (per-block moments "
+                   "merged as the blocks are; both for buf, buf-ic, bke and bke-ic). The numbers "
+                   "are the same")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"late", "fused", "early"}));
+  label->add_flag("--force", command.force, "Overwrite OUTPUT (and the --stats FILE) if it exists");
   label->add_flag("-q,--quiet", command.quiet, "Print nothing but errors");
   label->add_flag("--timings", command.timings,
                   "Print the step timings as one JSON object on stdout (the summary line then "
@@ -215,6 +234,7 @@ volccl::LabelOptions MakeLabelOptions(const LabelCommand& command) {
   options.backend = volccl::parse_backend(command.device);
   if (command.connectivity != 0) options.connectivity = command.connectivity;
   options.step_timings = command.timings;
+  options.statistics_strategy = volccl::parse_statistics_strategy(command.statistics_strategy);
   return options;
 }
 
@@ -260,6 +280,30 @@ void CheckOutput(const fs::path& output, const fs::path& input, bool force) {
   if (format == "PNGImageIO" || format == "JPEGImageIO" || format == "BMPImageIO") {
     throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + Quoted(output.extension()) +
                        " files cannot hold uint32 labels (use .nii.gz, .nii, .mha, .nrrd or .tif)");
+  }
+}
+
+void CheckStatsOutput(const fs::path& stats, const fs::path& input, const fs::path& output,
+                      bool force) {
+  if (!stats.has_filename()) throw CommandError("--stats " + Quoted(stats) + " names no file");
+  const std::string extension = stats.extension().string();
+  if (extension != ".csv" && extension != ".json") {
+    throw CommandError("--stats " + Quoted(stats) + ": the file must end in .csv or .json");
+  }
+  if (fs::exists(stats)) {
+    if (fs::equivalent(stats, input)) {
+      throw CommandError("--stats " + Quoted(stats) + " is the INPUT; volccl never overwrites it");
+    }
+    if (fs::is_directory(stats)) throw CommandError("--stats " + Quoted(stats) + " is a directory");
+    if (!force) throw CommandError("--stats " + Quoted(stats) + " exists; --force overwrites it");
+  }
+  if (fs::absolute(stats).lexically_normal() == fs::absolute(output).lexically_normal()) {
+    throw CommandError("--stats " + Quoted(stats) + " is also OUTPUT");
+  }
+  const fs::path directory = DirectoryOf(stats);
+  if (!fs::is_directory(directory)) {
+    throw CommandError("cannot write --stats " + Quoted(stats) + ": " + Quoted(directory) +
+                       (fs::exists(directory) ? " is not a directory" : " does not exist"));
   }
 }
 
@@ -372,13 +416,14 @@ volccl::LabeledImage<VDimension> ReadAndLabel(const fs::path& input, const Label
   }
   timings.read_ms = stopwatch.lap();
   const volccl::LabelOptions options = MakeLabelOptions(command);
+  const bool measure = !command.stats.empty();
   if (command.foreground.rule == Foreground::Rule::nonzero) {
-    return volccl::LabelImage(image.GetPointer(), options);
+    return volccl::detail::LabelImage(image.GetPointer(), options, TPixel{}, measure);
   }
   typename MaskImage<VDimension>::Pointer mask = Binarize(image.GetPointer(), command.foreground);
   image = nullptr;  // frees the input before the labels are allocated
   timings.binarize_ms = stopwatch.lap();
-  return volccl::LabelImage(mask.GetPointer(), options);
+  return volccl::detail::LabelImage(mask.GetPointer(), options, std::uint8_t{0}, measure);
 }
 
 template <unsigned VDimension>
@@ -549,9 +594,107 @@ std::string TimingsJson(const LabelCommand& command,
        << ", \"merge\": " << steps.merge_ms << ", \"compression\": " << steps.compression_ms
        << ", \"relabel\": " << steps.relabel_ms
        << ", \"final_labeling\": " << steps.final_labeling_ms
-       << ", \"download\": " << steps.download_ms << ", \"total\": " << steps.total_ms
-       << "}, \"write_ms\": " << timings.write_ms << "}";
+       << ", \"statistics\": " << steps.statistics_ms << ", \"download\": " << steps.download_ms
+       << ", \"total\": " << steps.total_ms << "}, \"write_ms\": " << timings.write_ms
+       << ", \"stats_write_ms\": " << timings.stats_write_ms << "}";
   return json.str();
+}
+
+// The columns of --stats: one row per label, the numbers of volccl::describe. 2D images have
+// no z terms.
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+template <unsigned VDimension>
+std::vector<std::string> StatsColumns() {
+  const char* axes[] = {"x", "y", "z"};
+  const char* terms3[] = {"xx", "yy", "zz", "xy", "xz", "yz"};
+  const char* terms2[] = {"xx", "yy", "xy"};
+  std::vector<std::string> columns = {"label", "count", "physical_size"};
+  for (unsigned i = 0; i < VDimension; ++i) columns.push_back(std::string("centroid_") + axes[i]);
+  for (unsigned i = 0; i < VDimension; ++i) {
+    columns.push_back(std::string("centroid_index_") + axes[i]);
+  }
+  for (const char* term : VDimension == 3 ? std::vector<const char*>(terms3, terms3 + 6)
+                                          : std::vector<const char*>(terms2, terms2 + 3)) {
+    columns.push_back(std::string("covariance_") + term);
+  }
+  for (unsigned r = 0; r < VDimension; ++r) {
+    columns.push_back("principal_moment_" + std::to_string(r + 1));
+  }
+  for (unsigned r = 0; r < VDimension; ++r) {
+    for (unsigned i = 0; i < VDimension; ++i) {
+      columns.push_back("principal_axis_" + std::to_string(r + 1) + "_" + axes[i]);
+    }
+  }
+  for (const char* end : {"min", "max"}) {
+    for (unsigned i = 0; i < VDimension; ++i) {
+      columns.push_back(std::string("bounding_box_") + end + "_" + axes[i]);
+    }
+  }
+  return columns;
+}
+
+// The values of StatsColumns for one label.
+template <unsigned VDimension>
+std::vector<std::string> StatsRow(std::uint32_t label, const volccl::ComponentShape& shape) {
+  std::vector<std::string> row = {std::to_string(label), std::to_string(shape.count),
+                                  Number(shape.physical_size)};
+  for (unsigned i = 0; i < VDimension; ++i) row.push_back(Number(shape.centroid[i]));
+  for (unsigned i = 0; i < VDimension; ++i) row.push_back(Number(shape.centroid_index[i]));
+  const int terms3[] = {0, 1, 2, 3, 4, 5}, terms2[] = {0, 1, 3};
+  for (unsigned t = 0; t < (VDimension == 3 ? 6u : 3u); ++t) {
+    row.push_back(Number(shape.covariance[VDimension == 3 ? terms3[t] : terms2[t]]));
+  }
+  for (unsigned r = 0; r < VDimension; ++r) row.push_back(Number(shape.principal_moments[r]));
+  for (unsigned r = 0; r < VDimension; ++r) {
+    for (unsigned i = 0; i < VDimension; ++i) {
+      row.push_back(Number(shape.principal_axes[3 * r + i]));
+    }
+  }
+  for (unsigned i = 0; i < VDimension; ++i)
+    row.push_back(std::to_string(shape.bounding_box_min[i]));
+  for (unsigned i = 0; i < VDimension; ++i)
+    row.push_back(std::to_string(shape.bounding_box_max[i]));
+  return row;
+}
+
+template <unsigned VDimension>
+void WriteStatsFile(const volccl::LabeledImage<VDimension>& labeled, const fs::path& stats,
+                    const fs::path& staged) {
+  std::ofstream file(staged);
+  const std::vector<std::string> columns = StatsColumns<VDimension>();
+  const bool json = stats.extension() == ".json";
+  if (json) {
+    file << "{\"dimension\": " << VDimension << ", \"columns\": [";
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      file << (c ? ", " : "") << JsonString(columns[c]);
+    }
+    file << "],\n \"rows\": [";
+  } else {
+    for (std::size_t c = 0; c < columns.size(); ++c) file << (c ? "," : "") << columns[c];
+    file << '\n';
+  }
+  for (std::size_t i = 0; i < labeled.Moments.size(); ++i) {
+    const volccl::ComponentShape shape =
+        volccl::describe(labeled.Moments[i], labeled.Geometry, VDimension);
+    const std::vector<std::string> row =
+        StatsRow<VDimension>(static_cast<std::uint32_t>(i + 1), shape);
+    if (json) file << (i ? ",\n  [" : "\n  [");
+    for (std::size_t c = 0; c < row.size(); ++c) file << (c ? (json ? ", " : ",") : "") << row[c];
+    if (json)
+      file << ']';
+    else
+      file << '\n';
+  }
+  if (json) file << "]}\n";
+  file.close();
+  if (!file) {
+    throw CommandError("cannot write --stats " + Quoted(stats) + ": " + std::strerror(errno));
+  }
 }
 
 // ---- volccl label -------------------------------------------------------------------------------
@@ -561,13 +704,20 @@ int LabelAndWrite(const itk::ImageIOBase& io, const LabelCommand& command) {
   const fs::path input = command.input;
   const fs::path output = command.output;
   const StagingDirectory staging(output);  // before the labeling: an unwritable OUTPUT fails fast
+  std::optional<StagingDirectory> stats_staging;
+  if (!command.stats.empty()) stats_staging.emplace(command.stats);
 
   CommandTimings timings;
   volccl::LabeledImage<VDimension> labeled = ReadAndLabel<VDimension>(io, input, command, timings);
   volccl::detail::StepClock stopwatch;
   WriteLabels(labeled.Labels.GetPointer(), output, staging);
-  staging.Commit(input, command.force);
   timings.write_ms = stopwatch.lap();
+  if (stats_staging) {
+    WriteStatsFile(labeled, command.stats, stats_staging->StagedOutput());
+    timings.stats_write_ms = stopwatch.lap();
+  }
+  staging.Commit(input, command.force);
+  if (stats_staging) stats_staging->Commit(input, command.force);
 
   if (command.timings) {
     if (!command.quiet) std::cerr << Summary(command, labeled) << '\n';
@@ -581,6 +731,9 @@ int LabelAndWrite(const itk::ImageIOBase& io, const LabelCommand& command) {
 int RunLabel(const LabelCommand& requested) {
   CheckInput(requested.input);
   CheckOutput(requested.output, requested.input, requested.force);
+  if (!requested.stats.empty()) {
+    CheckStatsOutput(requested.stats, requested.input, requested.output, requested.force);
+  }
   const InputInformation information = ReadInputInformation(requested.input);
   LabelCommand command = requested;
   command.connectivity = ResolveConnectivity(requested, information);

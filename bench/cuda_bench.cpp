@@ -182,10 +182,26 @@ LabelResult CudaBench::label_once(Algorithm algorithm, int connectivity,
   return result;
 }
 
-TimedRuns CudaBench::time(Algorithm algorithm, int connectivity, int runs, int warmup,
-                          bool step_timings) {
+LabelResult CudaBench::measure_once(Algorithm algorithm, int connectivity,
+                                    StatisticsStrategy strategy,
+                                    std::vector<ComponentMoments>& moments) {
   const std::uint64_t bytes = state_->extent.voxel_count() * sizeof(std::uint32_t);
-  const LabelOptions options = cuda_options(algorithm, connectivity, step_timings);
+  const DeviceBuffer device_labels(bytes);
+  LabelOptions options = cuda_options(algorithm, connectivity, false);
+  options.statistics_strategy = strategy;
+  cuda::DeviceMoments table;
+  const LabelResult result =
+      cuda::label(state_->mask->as<std::uint8_t>(), state_->extent,
+                  device_labels.as<std::uint32_t>(), table, options, state_->stream);
+  moments = table.to_host();
+  return result;
+}
+
+TimedRuns CudaBench::time(Algorithm algorithm, int connectivity, int runs, int warmup,
+                          bool step_timings, std::optional<StatisticsStrategy> statistics) {
+  const std::uint64_t bytes = state_->extent.voxel_count() * sizeof(std::uint32_t);
+  LabelOptions options = cuda_options(algorithm, connectivity, step_timings);
+  if (statistics) options.statistics_strategy = *statistics;
   TimedRuns timed;
   for (int run = -warmup; run < runs; ++run) {
     VOLCCL_BENCH_CUDA(cudaEventRecord(state_->start, state_->stream));
@@ -193,8 +209,14 @@ TimedRuns CudaBench::time(Algorithm algorithm, int connectivity, int runs, int w
     VOLCCL_BENCH_ALLOC(cudaMallocAsync(&device_labels, bytes, state_->stream), bytes);
     LabelResult result;
     try {
-      result = cuda::label(state_->mask->as<std::uint8_t>(), state_->extent, device_labels, options,
-                           state_->stream);
+      if (statistics) {
+        cuda::DeviceMoments table;  // freed on the stream before the stop event
+        result = cuda::label(state_->mask->as<std::uint8_t>(), state_->extent, device_labels, table,
+                             options, state_->stream);
+      } else {
+        result = cuda::label(state_->mask->as<std::uint8_t>(), state_->extent, device_labels,
+                             options, state_->stream);
+      }
     } catch (...) {
       VOLCCL_BENCH_REPORT(cudaFreeAsync(device_labels, state_->stream));
       throw;

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "timed_runs.h"
+#include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl::bench {
@@ -43,10 +45,17 @@ class CudaBench {
   // to `labels` (resized to the voxel count), for the correctness checks.
   LabelResult label_once(Algorithm algorithm, int connectivity, std::vector<std::uint32_t>& labels);
 
+  // Labels and measures once with `strategy`; copies the moments to `moments`.
+  LabelResult measure_once(Algorithm algorithm, int connectivity, StatisticsStrategy strategy,
+                           std::vector<ComponentMoments>& moments);
+
   // `warmup` untimed runs, then `runs` timed ones: cudaMallocAsync of the labels,
   // volccl::cuda::label, cudaFreeAsync, all between two events on the bench's stream. With
-  // `step_timings` the library also times each step (LabelOptions::step_timings).
-  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup, bool step_timings);
+  // `step_timings` the library also times each step (LabelOptions::step_timings). With
+  // `statistics` each run also measures the components by that strategy into a table that it
+  // allocates (from volccl's pool) and frees.
+  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup, bool step_timings,
+                 std::optional<StatisticsStrategy> statistics = std::nullopt);
 
  private:
   struct State;

@@ -21,6 +21,7 @@ COLUMNS = [
     "volume", "voxels", "density", "granularity", "connectivity", "algorithm", "device", "runs",
     "median_ms", "min_ms", "max_ms", "components", "floor_ms", "x_floor", "allocation_ms",
     "initialization_ms", "merge_ms", "compression_ms", "relabel_ms", "final_labeling_ms",
+    "statistics_ms",
 ]
 
 
@@ -52,13 +53,17 @@ def main():
     parser.add_argument("--bench", required=True, help="the volccl-bench binary")
     parser.add_argument("--connectivity", type=int, required=True, choices=(4, 8, 6, 18, 26))
     parser.add_argument("--workdir", type=pathlib.Path, required=True)
+    parser.add_argument("--statistics", action="store_true",
+                        help="run the bench with --statistics (rows ALGORITHM+STRATEGY too)")
     arguments = parser.parse_args()
     arguments.workdir.mkdir(parents=True, exist_ok=True)
-    csv_path = arguments.workdir / f"quick_c{arguments.connectivity}.csv"
-    json_path = arguments.workdir / f"quick_c{arguments.connectivity}.json"
+    stem = f"quick_c{arguments.connectivity}" + ("_statistics" if arguments.statistics else "")
+    csv_path = arguments.workdir / f"{stem}.csv"
+    json_path = arguments.workdir / f"{stem}.json"
     run = subprocess.run([arguments.bench, "--quick", "--device", "cpu", "--connectivity",
                           str(arguments.connectivity), "--csv", str(csv_path), "--json",
-                          str(json_path)], capture_output=True, text=True, timeout=600)
+                          str(json_path)] + (["--statistics"] if arguments.statistics else []),
+                         capture_output=True, text=True, timeout=600)
     print(run.stdout, end="")
     if run.returncode != 0:
         print(f"FAIL: volccl-bench exited {run.returncode}: {run.stderr.strip()}")
@@ -80,6 +85,9 @@ def main():
         if problem:
             print(f"FAIL: {csv_path} line {number}: {problem}")
             return 1
+    if arguments.statistics and not any(row["algorithm"].endswith("+late") for row in rows):
+        print("FAIL: no ALGORITHM+late rows with --statistics")
+        return 1
     print(f"ok: {len(rows)} well-formed rows in {csv_path}")
     return 0
 

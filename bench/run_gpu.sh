@@ -10,7 +10,11 @@
 # checked against scipy's), then prints one table per connectivity. Writes
 # OUT/bench_volccl_cC.{csv,json,txt}, OUT/bench_cupy_cC.{csv,txt} for C in 26, 6, 18, 8, 4 and
 # OUT/bench_summary.md. Exits non-zero when a check fails; the tables are printed anyway.
-# CONNECTIVITIES (environment, default "26 6 18 8 4") picks some of them.
+# CONNECTIVITIES (environment, default "26 6 18 8 4") picks some of them. STATISTICS=1 adds
+# --statistics to both (labeling + component statistics by each strategy, and CuPy's route to
+# the same numbers, STATISTICS_RUNS timed runs of it, default 10) and writes
+# OUT/statistics_summary.md; VOLUMES, NPY and ALGORITHMS (environment) pass --volumes, --npy and
+# --algorithms to volccl-bench.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: OUT=DIR bench/run_gpu.sh BIN_DIR" >&2; exit 2; }
 bin=$(cd "$1" && pwd)
@@ -33,20 +37,31 @@ for connectivity in ${CONNECTIVITIES:-26 6 18 8 4}; do
   results=$out/bench_volccl_c$connectivity
   cupy=$out/bench_cupy_c$connectivity
   mkdir "$dump/c$connectivity"
+  extra=()
+  [ "${STATISTICS:-0}" = 1 ] && extra+=(--statistics)
+  [ -n "${VOLUMES:-}" ] && extra+=(--volumes "$VOLUMES")
+  [ -n "${NPY:-}" ] && extra+=(--npy "$NPY")
+  [ -n "${ALGORITHMS:-}" ] && extra+=(--algorithms "$ALGORITHMS")
   "$bin/volccl-bench" --device cuda --connectivity "$connectivity" \
     --dump-dir "$dump/c$connectivity" --csv "$results.csv" --json "$results.json" \
-    | tee "$results.txt"
+    "${extra[@]}" | tee "$results.txt"
   csvs+=("$results.csv")
 
   bandwidth=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["copy_bandwidth_gbps"])' \
     < "$results.json")
   rm -f "$cupy.csv"
+  peer_extra=()
+  [ "${STATISTICS:-0}" = 1 ] && peer_extra+=(--statistics --statistics-runs "${STATISTICS_RUNS:-10}")
   python3 -u "$here/peers.py" "$dump/c$connectivity" --connectivity "$connectivity" \
-    --csv "$cupy.csv" --bandwidth "$bandwidth" | tee "$cupy.txt" || status=$?
+    --csv "$cupy.csv" --bandwidth "$bandwidth" "${peer_extra[@]}" | tee "$cupy.txt" \
+    || status=$?
   [ -f "$cupy.csv" ] && csvs+=("$cupy.csv")
   rm -rf "${dump:?}/c$connectivity"  # up to 1.5 GB of volumes and labels
 done
 
 echo
 python3 "$here/summary.py" "${csvs[@]}" | tee "$out/bench_summary.md"
+if [ "${STATISTICS:-0}" = 1 ]; then
+  python3 "$here/statistics_summary.py" "${csvs[@]}" | tee "$out/statistics_summary.md"
+fi
 exit "$status"

@@ -4,7 +4,8 @@
     python3 bench/summary.py bench_volccl_c26.csv bench_cupy_c26.csv bench_volccl_c6.csv ...
 
 The rows of every CSV are pooled: those with algorithm cupy-label are CuPy's, the others
-volccl's. For each connectivity, in the order the CSVs first give it, one line per volume: the
+volccl's; rows of labeling + statistics (ALGORITHM+STRATEGY, cupy-label+moments) are left to
+bench/statistics_summary.py. For each connectivity, in the order the CSVs first give it, one line per volume: the
 median ms of each volccl algorithm and of CuPy, CuPy's median over the best volccl median (with
 the algorithm that gave it), the memory floor in ms and the best median as a multiple of it; then
 a last line with each algorithm's geometric-mean speed-up over CuPy across the volumes. A value
@@ -25,11 +26,22 @@ def read_rows(path):
         return list(csv.DictReader(rows))
 
 
+def print_per_connectivity(paths, print_table):
+    """Pools the rows of the CSVs at `paths` and calls print_table once per connectivity, in
+    the order the CSVs first give it, under a heading."""
+    rows = [row for path in paths for row in read_rows(path)]
+    connectivities = list(dict.fromkeys(row["connectivity"] for row in rows))
+    for index, connectivity in enumerate(connectivities):
+        print(("\n" if index else "") + f"{connectivity}-connectivity\n")
+        print_table([row for row in rows if row["connectivity"] == connectivity])
+
+
 def ms(value, decimals=3):
     return "-" if value is None else f"{value:.{decimals}f}"
 
 
 def print_table(rows):
+    rows = [row for row in rows if "+" not in row["algorithm"]]
     ours = [row for row in rows if row["algorithm"] != CUPY]
     cupy = {row["volume"]: float(row["median_ms"]) for row in rows if row["algorithm"] == CUPY}
     volumes = list(dict.fromkeys(row["volume"] for row in ours))
@@ -67,11 +79,7 @@ def main():
                         help="volccl-bench --csv and bench/peers.py --csv outputs")
     arguments = parser.parse_args()
 
-    rows = [row for path in arguments.csv for row in read_rows(path)]
-    connectivities = list(dict.fromkeys(row["connectivity"] for row in rows))
-    for index, connectivity in enumerate(connectivities):
-        print(("\n" if index else "") + f"{connectivity}-connectivity\n")
-        print_table([row for row in rows if row["connectivity"] == connectivity])
+    print_per_connectivity(arguments.csv, print_table)
     return 0
 
 

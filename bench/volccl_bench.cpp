@@ -55,7 +55,7 @@ constexpr int kSteppedRuns = 20;
 // ---- volumes ------------------------------------------------------------------------------------
 
 struct VolumeSpec {
-  enum class Kind { random, hilbert };
+  enum class Kind { random, hilbert, file };
   Kind kind = Kind::random;
   std::string name;
   unsigned dimensions = 3;  // 2: a side x side image
@@ -64,6 +64,7 @@ struct VolumeSpec {
   unsigned granularity = 0;      // random
   std::uint32_t seed = 0;        // random
   unsigned order = 0;            // hilbert
+  std::string path;              // file: a uint8 .npy of shape (z, y, x) or (y, x)
 };
 
 VolumeSpec random_volume(std::uint64_t side, unsigned density_percent, unsigned granularity,
@@ -124,8 +125,76 @@ std::vector<VolumeSpec> quick_images() {
   return {random_image(256, 50, 1, 6), random_image(512, 50, 1, 7)};
 }
 
+// The volumes of the statistics benchmark (the statistics issue): random 512^3 at densities 5,
+// 30 and 60 % and granularity 1 and 8, and the Hilbert volume; real ones come with --npy.
+std::vector<VolumeSpec> statistics_volumes() {
+  std::vector<VolumeSpec> volumes;
+  std::uint32_t seed = 20;
+  for (unsigned density : {5u, 30u, 60u}) {
+    for (unsigned granularity : {1u, 8u}) {
+      volumes.push_back(random_volume(512, density, granularity, seed++));
+    }
+  }
+  volumes.push_back(hilbert_volume(6, 128));
+  return volumes;
+}
+
+// "NAME=PATH": a mask from a .npy file (bench/real_volumes.py writes them).
+VolumeSpec file_volume(const std::string& argument) {
+  const std::size_t equals = argument.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == argument.size()) {
+    throw std::invalid_argument("--npy takes NAME=PATH, not '" + argument + "'");
+  }
+  VolumeSpec spec;
+  spec.kind = VolumeSpec::Kind::file;
+  spec.name = argument.substr(0, equals);
+  spec.path = argument.substr(equals + 1);
+  return spec;
+}
+
+// A C-order uint8 .npy (version 1 or 2) of two or three dimensions; non-zero is foreground.
+volccl::data::Volume read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8];
+  if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY") {
+    throw std::runtime_error(path + " is not a .npy file");
+  }
+  std::uint32_t header_size = 0;
+  unsigned char size_bytes[4] = {0, 0, 0, 0};
+  in.read(reinterpret_cast<char*>(size_bytes), magic[6] == 1 ? 2 : 4);
+  for (int i = 3; i >= 0; --i) header_size = header_size << 8 | size_bytes[i];
+  std::string header(header_size, ' ');
+  in.read(header.data(), header_size);
+  if (header.find("'|u1'") == std::string::npos && header.find("'<u1'") == std::string::npos) {
+    throw std::runtime_error(path + ": expected uint8 voxels, header " + header);
+  }
+  if (header.find("'fortran_order': False") == std::string::npos) {
+    throw std::runtime_error(path + ": expected C order, header " + header);
+  }
+  const std::size_t open = header.find('(', header.find("'shape'"));
+  const std::size_t close = header.find(')', open);
+  std::vector<std::uint64_t> shape;
+  std::istringstream numbers(header.substr(open + 1, close - open - 1));
+  for (std::string item; std::getline(numbers, item, ',');) {
+    if (item.find_first_not_of(' ') != std::string::npos) shape.push_back(std::stoull(item));
+  }
+  if (shape.size() != 2 && shape.size() != 3) {
+    throw std::runtime_error(path + ": expected 2 or 3 dimensions, header " + header);
+  }
+  volccl::data::Volume volume;
+  volume.extent =
+      shape.size() == 3 ? Extent3{shape[2], shape[1], shape[0]} : Extent3{shape[1], shape[0], 1};
+  volume.voxels.resize(volume.extent.voxel_count());
+  if (!in.read(reinterpret_cast<char*>(volume.voxels.data()),
+               static_cast<std::streamsize>(volume.voxels.size()))) {
+    throw std::runtime_error(path + " is truncated");
+  }
+  return volume;
+}
+
 volccl::data::Volume generate(const VolumeSpec& spec) {
   if (spec.kind == VolumeSpec::Kind::hilbert) return volccl::data::hilbert(spec.order, spec.side);
+  if (spec.kind == VolumeSpec::Kind::file) return read_npy(spec.path);
   const std::uint64_t depth = spec.dimensions == 2 ? 1 : spec.side;
   return volccl::data::random_granular({spec.side, spec.side, depth}, spec.density_percent / 100.0,
                                        spec.granularity, spec.seed);
@@ -152,10 +221,11 @@ VolumeInfo describe(const VolumeSpec& spec, const volccl::data::Volume& volume) 
   const auto foreground = std::count_if(volume.voxels.begin(), volume.voxels.end(),
                                         [](std::uint8_t voxel) { return voxel != 0; });
   info.density = static_cast<double>(foreground) / static_cast<double>(info.voxels);
+  info.dimensions = volume.extent.z == 1 ? 2 : 3;
   if (spec.kind == VolumeSpec::Kind::random) {
     info.granularity = spec.granularity;
     info.seed = spec.seed;
-  } else {
+  } else if (spec.kind == VolumeSpec::Kind::hilbert) {
     info.order = spec.order;
   }
   return info;
@@ -237,6 +307,7 @@ constexpr StepField kSteps[] = {{"allocation", &StepTimings::allocation_ms},
                                 {"compression", &StepTimings::compression_ms},
                                 {"relabel", &StepTimings::relabel_ms},
                                 {"final_labeling", &StepTimings::final_labeling_ms},
+                                {"statistics", &StepTimings::statistics_ms},
                                 {"download", &StepTimings::download_ms},
                                 {"total", &StepTimings::total_ms}};
 
@@ -321,14 +392,31 @@ class CpuBench {
     return volccl::label(mask_, extent_, labels.data(), options(algorithm, connectivity));
   }
 
-  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup, bool step_timings) {
+  LabelResult measure_once(Algorithm algorithm, int connectivity,
+                           volccl::StatisticsStrategy strategy,
+                           std::vector<volccl::ComponentMoments>& moments) {
+    std::vector<std::uint32_t> labels(extent_.voxel_count());
+    volccl::LabelOptions label_options = options(algorithm, connectivity);
+    label_options.statistics_strategy = strategy;
+    return volccl::label(mask_, extent_, labels.data(), moments, label_options);
+  }
+
+  TimedRuns time(Algorithm algorithm, int connectivity, int runs, int warmup, bool step_timings,
+                 std::optional<volccl::StatisticsStrategy> statistics = std::nullopt) {
     volccl::LabelOptions label_options = options(algorithm, connectivity);
     label_options.step_timings = step_timings;
+    if (statistics) label_options.statistics_strategy = *statistics;
     TimedRuns timed;
     for (int run = -warmup; run < runs; ++run) {
       const auto start = std::chrono::steady_clock::now();
       std::unique_ptr<std::uint32_t[]> labels(new std::uint32_t[extent_.voxel_count()]);
-      const LabelResult result = volccl::label(mask_, extent_, labels.get(), label_options);
+      LabelResult result;
+      if (statistics) {
+        std::vector<volccl::ComponentMoments> moments;
+        result = volccl::label(mask_, extent_, labels.get(), moments, label_options);
+      } else {
+        result = volccl::label(mask_, extent_, labels.get(), label_options);
+      }
       labels.reset();
       const std::chrono::duration<double, std::milli> elapsed =
           std::chrono::steady_clock::now() - start;
@@ -464,15 +552,14 @@ struct Row {
 
 // `timed`: YACCLAB's "average" test, the whole labeling; `stepped`: its "average with steps",
 // each step timed apart (which costs the host time between the steps).
-Row summarize(const VolumeInfo& volume, Algorithm algorithm, int connectivity,
+Row summarize(const VolumeInfo& volume, const std::string& algorithm, int connectivity,
               const std::string& device, const TimedRuns& timed, const TimedRuns& stepped,
               std::uint32_t components, std::optional<double> bandwidth_bytes_per_s) {
   for (const TimedRuns* runs : {&timed, &stepped}) {
     for (std::size_t run = 0; run < runs->results.size(); ++run) {
       if (runs->results[run].component_count != components) {
-        throw std::runtime_error(volume.name + ", " + volccl::to_string(algorithm) + ": run " +
-                                 std::to_string(run) + " found " +
-                                 std::to_string(runs->results[run].component_count) +
+        throw std::runtime_error(volume.name + ", " + algorithm + ": run " + std::to_string(run) +
+                                 " found " + std::to_string(runs->results[run].component_count) +
                                  " components, the check found " + std::to_string(components));
       }
     }
@@ -480,7 +567,7 @@ Row summarize(const VolumeInfo& volume, Algorithm algorithm, int connectivity,
   Row row;
   row.volume = volume;
   row.connectivity = connectivity;
-  row.algorithm = volccl::to_string(algorithm);
+  row.algorithm = algorithm;
   row.device = device;
   row.runs = static_cast<int>(timed.ms.size());
   row.median_ms = median(timed.ms);
@@ -509,24 +596,25 @@ struct Report {
 
 void print_tables(const Report& report) {
   std::printf("\n%d-connectivity\n", report.connectivity);
-  std::printf("%-20s %-9s %-6s %10s %10s %10s %11s %8s\n", "volume", "algorithm", "device",
+  std::printf("%-20s %-12s %-6s %10s %10s %10s %11s %8s\n", "volume", "algorithm", "device",
               "median ms", "min ms", "max ms", "components", "x floor");
   for (const Row& row : report.rows) {
     const std::optional<double> x_floor = row.x_floor();
-    std::printf("%-20s %-9s %-6s %10.3f %10.3f %10.3f %11u %8s\n", row.volume.name.c_str(),
+    std::printf("%-20s %-12s %-6s %10.3f %10.3f %10.3f %11u %8s\n", row.volume.name.c_str(),
                 row.algorithm.c_str(), row.device.c_str(), row.median_ms, row.min_ms, row.max_ms,
                 row.components, x_floor ? fixed(*x_floor, 1).c_str() : "-");
   }
   std::printf(
       "\nstep medians (ms) of separate runs that time each step, as the library "
       "reports them\n");
-  std::printf("%-20s %-9s %9s %9s %9s %9s %9s %9s %9s\n", "volume", "algorithm", "alloc", "init",
-              "merge", "compress", "relabel", "final", "total");
+  std::printf("%-20s %-12s %9s %9s %9s %9s %9s %9s %9s %9s\n", "volume", "algorithm", "alloc",
+              "init", "merge", "compress", "relabel", "final", "stats", "total");
   for (const Row& row : report.rows) {
     const StepTimings& s = row.steps;
-    std::printf("%-20s %-9s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", row.volume.name.c_str(),
-                row.algorithm.c_str(), s.allocation_ms, s.initialization_ms, s.merge_ms,
-                s.compression_ms, s.relabel_ms, s.final_labeling_ms, s.total_ms);
+    std::printf("%-20s %-12s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n",
+                row.volume.name.c_str(), row.algorithm.c_str(), s.allocation_ms,
+                s.initialization_ms, s.merge_ms, s.compression_ms, s.relabel_ms,
+                s.final_labeling_ms, s.statistics_ms, s.total_ms);
   }
   std::fflush(stdout);
 }
@@ -535,7 +623,7 @@ void print_tables(const Report& report) {
 constexpr const char* kCsvHeader =
     "volume,voxels,density,granularity,connectivity,algorithm,device,runs,median_ms,min_ms,max_ms,"
     "components,floor_ms,x_floor,allocation_ms,initialization_ms,merge_ms,compression_ms,"
-    "relabel_ms,final_labeling_ms";
+    "relabel_ms,final_labeling_ms,statistics_ms";
 
 void write_csv(const fs::path& path, const Report& report) {
   write_file(path, [&](std::ostream& out) {
@@ -549,7 +637,7 @@ void write_csv(const fs::path& path, const Report& report) {
           << optional_text(row.floor_ms) << ',' << optional_text(row.x_floor()) << ','
           << number(s.allocation_ms) << ',' << number(s.initialization_ms) << ','
           << number(s.merge_ms) << ',' << number(s.compression_ms) << ',' << number(s.relabel_ms)
-          << ',' << number(s.final_labeling_ms) << '\n';
+          << ',' << number(s.final_labeling_ms) << ',' << number(s.statistics_ms) << '\n';
     }
   });
 }
@@ -610,6 +698,8 @@ struct Settings {
   std::string json;
   std::string dump_dir;
   std::vector<std::string> volumes;
+  std::vector<std::string> npy;
+  bool statistics = false;
 };
 
 // The algorithms named, each checked against the connectivity (volccl::validate says why one
@@ -635,11 +725,21 @@ std::vector<Algorithm> selected_algorithms(const Settings& settings) {
 // The volumes (connectivity 6, 18, 26) or images (4, 8) named, or the default ones.
 std::vector<VolumeSpec> selected_volumes(const Settings& settings) {
   const bool images = volccl::is_2d_connectivity(settings.connectivity);
+  std::vector<VolumeSpec> files;
+  for (const std::string& argument : settings.npy) files.push_back(file_volume(argument));
   if (settings.volumes.empty()) {
-    if (images) return settings.quick ? quick_images() : granularity_images();
-    return settings.quick ? quick_volumes() : acceptance_volumes();
+    std::vector<VolumeSpec> volumes = images
+                                          ? (settings.quick ? quick_images() : granularity_images())
+                                          : (settings.quick        ? quick_volumes()
+                                             : settings.statistics ? statistics_volumes()
+                                                                   : acceptance_volumes());
+    volumes.insert(volumes.end(), files.begin(), files.end());
+    return volumes;
   }
   std::vector<VolumeSpec> known = images ? granularity_images() : acceptance_volumes();
+  if (!images) {
+    for (VolumeSpec& spec : statistics_volumes()) known.push_back(std::move(spec));
+  }
   for (VolumeSpec& spec : images ? quick_images() : quick_volumes()) {
     known.push_back(std::move(spec));
   }
@@ -656,7 +756,45 @@ std::vector<VolumeSpec> selected_volumes(const Settings& settings) {
     }
     selected.push_back(*found);
   }
+  selected.insert(selected.end(), files.begin(), files.end());
   return selected;
+}
+
+constexpr volccl::StatisticsStrategy kStrategies[] = {volccl::StatisticsStrategy::late,
+                                                      volccl::StatisticsStrategy::fused,
+                                                      volccl::StatisticsStrategy::early};
+
+// The moments of the first algorithm's labels, measured by the CPU's own pass: what every
+// strategy on the device must reproduce bit for bit.
+template <typename Bench>
+std::vector<volccl::ComponentMoments> reference_statistics(Bench& bench, const VolumeInfo& info,
+                                                           const std::vector<Algorithm>& algorithms,
+                                                           int connectivity) {
+  std::vector<std::uint32_t> labels;
+  const LabelResult result = bench.label_once(algorithms.front(), connectivity, labels);
+  return volccl::measure(labels.data(), info.extent, result.component_count);
+}
+
+template <typename Bench>
+void check_statistics(Bench& bench, const VolumeInfo& info, Algorithm algorithm, int connectivity,
+                      volccl::StatisticsStrategy strategy,
+                      const std::vector<volccl::ComponentMoments>& reference) {
+  std::vector<volccl::ComponentMoments> moments;
+  bench.measure_once(algorithm, connectivity, strategy, moments);
+  const std::string what =
+      info.name + ", " + volccl::to_string(algorithm) + "+" + volccl::to_string(strategy) + ": ";
+  if (moments.size() != reference.size()) {
+    throw std::runtime_error(what + std::to_string(moments.size()) + " rows of moments, expected " +
+                             std::to_string(reference.size()));
+  }
+  for (std::size_t i = 0; i < moments.size(); ++i) {
+    if (!(moments[i] == reference[i])) {
+      throw std::runtime_error(what + "the moments of label " + std::to_string(i + 1) +
+                               " differ from the CPU's measure() of the labels");
+    }
+  }
+  std::cout << "  " << volccl::to_string(algorithm) << "+" << volccl::to_string(strategy)
+            << ": moments identical to the CPU's\n";
 }
 
 template <typename Bench>
@@ -683,18 +821,33 @@ void run_all(Bench& bench, const Settings& settings, const std::vector<VolumeSpe
     bench.set_volume(volume.voxels.data(), volume.extent);
     const std::uint32_t components =
         check_algorithms(bench, info, volume, algorithms, settings.connectivity, dump_dir);
+    const std::vector<volccl::ComponentMoments> reference_moments =
+        settings.statistics ? reference_statistics(bench, info, algorithms, settings.connectivity)
+                            : std::vector<volccl::ComponentMoments>();
     for (const Algorithm algorithm : algorithms) {
-      const TimedRuns timed =
-          bench.time(algorithm, settings.connectivity, settings.runs, settings.warmup, false);
-      const TimedRuns stepped =
-          bench.time(algorithm, settings.connectivity, std::min(settings.runs, kSteppedRuns),
-                     std::min(settings.warmup, 1), true);
-      report.rows.push_back(summarize(info, algorithm, settings.connectivity, settings.device,
-                                      timed, stepped, components, report.bandwidth_bytes_per_s));
-      std::cout << "  " << report.rows.back().algorithm << ": median "
-                << fixed(report.rows.back().median_ms, 3) << " ms over " << settings.runs
-                << " runs\n"
-                << std::flush;
+      std::vector<std::optional<volccl::StatisticsStrategy>> variants = {std::nullopt};
+      if (settings.statistics) {
+        for (const auto strategy : kStrategies) {
+          if (!volccl::supports(strategy, algorithm)) continue;
+          check_statistics(bench, info, algorithm, settings.connectivity, strategy,
+                           reference_moments);
+          variants.push_back(strategy);
+        }
+      }
+      for (const auto& statistics : variants) {
+        const std::string name =
+            volccl::to_string(algorithm) + (statistics ? "+" + volccl::to_string(*statistics) : "");
+        const TimedRuns timed = bench.time(algorithm, settings.connectivity, settings.runs,
+                                           settings.warmup, false, statistics);
+        const TimedRuns stepped =
+            bench.time(algorithm, settings.connectivity, std::min(settings.runs, kSteppedRuns),
+                       std::min(settings.warmup, 1), true, statistics);
+        report.rows.push_back(summarize(info, name, settings.connectivity, settings.device, timed,
+                                        stepped, components, report.bandwidth_bytes_per_s));
+        std::cout << "  " << name << ": median " << fixed(report.rows.back().median_ms, 3)
+                  << " ms over " << settings.runs << " runs\n"
+                  << std::flush;
+      }
     }
   }
 }
@@ -782,6 +935,15 @@ int main(int argc, char** argv) {
                  "image-2048-dD-gG for D = 0, 10, ..., 100 and G = 1, 4, 16 (default), "
                  "image-256-d50-g1, image-512-d50-g1 (default with --quick)")
       ->delimiter(',');
+  app.add_option("--npy", settings.npy,
+                 "NAME=PATH,...: also time these masks (uint8 .npy of shape (z, y, x) or (y, x); "
+                 "non-zero is foreground), e.g. the real volumes bench/real_volumes.py writes")
+      ->delimiter(',');
+  app.add_flag("--statistics", settings.statistics,
+               "also time labeling + component statistics with each strategy the algorithm has "
+               "(rows ALGORITHM+late, +fused, +early), after checking that each gives the CPU's "
+               "moments bit for bit; the default volumes become random-512-dD-gG for D = 5, 30, "
+               "60 and G = 1, 8 and hilbert-128-o6");
   CLI11_PARSE(app, argc, argv);
   if (settings.quick) {
     if (app.count("--runs") == 0) settings.runs = 5;

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "volccl/detail/host_device.h"
+#include "volccl/detail/moments.h"
 #include "volccl/detail/raster_rank.h"
 #include "volccl/detail/union_find.h"
 #include "volccl/types.h"
@@ -441,6 +442,14 @@ struct FinalLabeling {
   const std::uint32_t* words_before;
   bool bke;
   VOLCCL_HD void operator()(const BlockGrid& grid, const Block& block) const {
+    std::uint32_t foreground;
+    label_block(grid, block, &foreground);
+  }
+
+  // Writes the block's pixels; returns its label (0 for an empty block) and sets *foreground
+  // to its foreground pixels (bit lx + 2 ly), for the statistics gathered alongside.
+  VOLCCL_HD std::uint32_t label_block(const BlockGrid& grid, const Block& block,
+                                      std::uint32_t* foreground_out) const {
     const std::uint32_t existing = existing_pixels(grid, block);
     std::uint32_t root, info;
     if (existing & 2) {
@@ -462,8 +471,44 @@ struct FinalLabeling {
         *first = left;
       }
     }
+    *foreground_out = foreground & existing;
+    return label;
   }
 };
+
+VOLCCL_HD std::uint32_t block_foreground(const std::uint8_t* mask, const BlockGrid& grid,
+                                         const Block& block) {
+  return foreground_pixels(mask, grid, block);
+}
+
+// The block's first voxel, the origin of a thread block's relative moments.
+VOLCCL_HD detail::Origin block_origin(const Block& block) {
+  return {2ull * block.i, 2ull * block.j, 0};
+}
+
+// Blocks numbered in raster order, and the number of the block holding pixel `pixel`: the
+// union-find nodes of the Early statistics.
+VOLCCL_HD std::uint32_t block_index(const BlockGrid& grid, const Block& block) {
+  return block.i + grid.blocks_x * block.j;
+}
+
+VOLCCL_HD std::uint32_t block_index_of(const BlockGrid& grid, std::uint32_t pixel) {
+  const std::uint32_t y = grid.by_nx.quotient(pixel);
+  const std::uint32_t x = pixel - y * grid.nx;
+  return (x >> 1) + grid.blocks_x * (y >> 1);
+}
+
+// The moments of a block's foreground pixels (bit lx + 2 ly), its rows as runs.
+VOLCCL_HD detail::Moments block_moments(const Block& block, std::uint32_t foreground) {
+  detail::Moments m = detail::no_moments();
+  for (int row = 0; row < 2; ++row) {
+    const std::uint32_t pair = (foreground >> (2 * row)) & 3u;
+    if (pair == 0) continue;
+    detail::merge(m, detail::run_moments(2 * block.i + (pair == 2u ? 1 : 0), pair == 3u ? 2 : 1,
+                                         2 * block.j + row, 0));
+  }
+  return m;
+}
 
 // The steps above, for the step sequence shared by both dimensions (core/src/buf_bke_steps.h).
 struct BufBkeSteps {

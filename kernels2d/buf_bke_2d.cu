@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "block_moments.cuh"
 #include "buf_bke_steps.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
@@ -27,7 +28,7 @@ __global__ void for_each_block(BlockGrid grid, std::uint32_t first_row, std::uin
                                Step step) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i < grid.blocks_x && row < rows) step(grid, kernels2d::block_at(grid, i, first_row + row));
+  visit(step, grid, i < grid.blocks_x && row < rows, kernels2d::block_at(grid, i, first_row + row));
 }
 
 template <class Step>
@@ -45,10 +46,14 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
 }  // namespace
 
 LabelResult label_buf_bke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                  const LabelOptions& options, void* stream_handle) {
+                                  const LabelOptions& options, void* stream_handle,
+                                  cuda::DeviceMoments* moments) {
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const BlockGrid grid = kernels2d::make_block_grid(extent);
-  const auto run = [&](const auto& step) { launch(grid, labeling.stream(), step); };
+  const auto launch_step = [&](const auto& step) { launch(grid, labeling.stream(), step); };
+  const std::uint64_t blocks = std::uint64_t{grid.blocks_x} * grid.blocks_y;
+  BlockStatistics<kernels2d::BufBkeSteps, decltype(launch_step)> run(
+      labeling, launch_step, mask, labels, blocks, moments, options.statistics_strategy);
   return label_buf_bke<kernels2d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "volccl/detail/host_device.h"
+#include "volccl/detail/moments.h"
 #include "volccl/detail/raster_rank.h"
 #include "volccl/detail/union_find.h"
 #include "volccl/types.h"
@@ -414,6 +415,14 @@ struct FinalLabeling {
   const std::uint32_t* words_before;
   bool bke;
   VOLCCL_HD void operator()(const BlockGrid& grid, const Block& block) const {
+    std::uint32_t foreground;
+    label_block(grid, block, &foreground);
+  }
+
+  // Writes the block's voxels; returns its label (0 for an empty block) and sets *foreground
+  // to its foreground voxels (bit lx + 2 ly + 4 lz), for the statistics gathered alongside.
+  VOLCCL_HD std::uint32_t label_block(const BlockGrid& grid, const Block& block,
+                                      std::uint32_t* foreground_out) const {
     const std::uint32_t foreground = load_info(mask, labels, grid, block, bke) & 0xFFu;
     const std::uint32_t label =
         foreground ? detail::component_label(root_bitmap, words_before, labels[block.anchor]) : 0;
@@ -423,8 +432,46 @@ struct FinalLabeling {
         labels[block.anchor + voxel_offset(grid, l)] = ((foreground >> l) & 1) ? label : 0;
       }
     }
+    *foreground_out = foreground & existing;
+    return label;
   }
 };
+
+VOLCCL_HD std::uint32_t block_foreground(const std::uint8_t* mask, const BlockGrid& grid,
+                                         const Block& block) {
+  return foreground_voxels(mask, grid, block);
+}
+
+// The block's first voxel, the origin of a thread block's relative moments.
+VOLCCL_HD detail::Origin block_origin(const Block& block) {
+  return {2ull * block.i, 2ull * block.j, 2ull * block.k};
+}
+
+// Blocks numbered in raster order, and the number of the block holding voxel `voxel`: the
+// union-find nodes of the Early statistics.
+VOLCCL_HD std::uint32_t block_index(const BlockGrid& grid, const Block& block) {
+  return block.i + grid.blocks_x * (block.j + grid.blocks_y * block.k);
+}
+
+VOLCCL_HD std::uint32_t block_index_of(const BlockGrid& grid, std::uint32_t voxel) {
+  const std::uint32_t row_index = grid.by_nx.quotient(voxel);
+  const std::uint32_t x = voxel - row_index * grid.nx;
+  const std::uint32_t z = grid.by_ny.quotient(row_index);
+  const std::uint32_t y = row_index - z * grid.ny;
+  return (x >> 1) + grid.blocks_x * ((y >> 1) + grid.blocks_y * (z >> 1));
+}
+
+// The moments of a block's foreground voxels (bit lx + 2 ly + 4 lz), its rows as runs.
+VOLCCL_HD detail::Moments block_moments(const Block& block, std::uint32_t foreground) {
+  detail::Moments m = detail::no_moments();
+  for (int row = 0; row < 4; ++row) {
+    const std::uint32_t pair = (foreground >> (2 * row)) & 3u;
+    if (pair == 0) continue;
+    detail::merge(m, detail::run_moments(2 * block.i + (pair == 2u ? 1 : 0), pair == 3u ? 2 : 1,
+                                         2 * block.j + (row & 1), 2 * block.k + (row >> 1)));
+  }
+  return m;
+}
 
 // The steps above, for the step sequence shared by both dimensions (core/src/buf_bke_steps.h).
 struct BufBkeSteps {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "block_moments.cuh"
 #include "buf_bke_steps.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
@@ -22,7 +23,7 @@ __global__ void for_each_block(BlockGrid grid, std::uint32_t first_layer, Step s
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t j = blockIdx.y * blockDim.y + threadIdx.y;
   const std::uint32_t k = first_layer + blockIdx.z;
-  if (i < grid.blocks_x && j < grid.blocks_y) step(grid, kernels3d::block_at(grid, i, j, k));
+  visit(step, grid, i < grid.blocks_x && j < grid.blocks_y, kernels3d::block_at(grid, i, j, k));
 }
 
 template <class Step>
@@ -42,10 +43,14 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
 }  // namespace
 
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                  const LabelOptions& options, void* stream_handle) {
+                                  const LabelOptions& options, void* stream_handle,
+                                  cuda::DeviceMoments* moments) {
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const BlockGrid grid = kernels3d::make_block_grid(extent);
-  const auto run = [&](const auto& step) { launch(grid, labeling.stream(), step); };
+  const auto launch_step = [&](const auto& step) { launch(grid, labeling.stream(), step); };
+  const std::uint64_t blocks = std::uint64_t{grid.blocks_x} * grid.blocks_y * grid.blocks_z;
+  BlockStatistics<kernels3d::BufBkeSteps, decltype(launch_step)> run(
+      labeling, launch_step, mask, labels, blocks, moments, options.statistics_strategy);
   return label_buf_bke<kernels3d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
 }
 

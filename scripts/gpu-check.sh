@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root, after scripts/gpu-bundle.sh here: the GPU
 # tests, the command line against scipy, compute-sanitizer on a random 64^3 volume at 26-, 6- and
-# 18-connectivity and on a random 512^2 image at 8 and 4, and the benchmark beside CuPy. Results go to $OUT (default: gpu-results/):
+# 18-connectivity and on a random 512^2 image at 8 and 4 (labeling, and statistics by every
+# strategy), and the benchmark beside CuPy. Results go to $OUT (default: gpu-results/):
 # gpu-check.log (all of the output), sanitizer.log and the benchmark's files. Exits non-zero on
 # a failure.
 #
@@ -50,12 +51,13 @@ for connectivity in ${SANITIZE_CONNECTIVITIES:-26 6 18 8 4}; do
   volume=random-64-d30-g1
   case $connectivity in 8 | 4) volume=image-512-d50-g1 ;; esac
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
-    echo "== compute-sanitizer $tool, $volume, $connectivity-connectivity, every algorithm"
+    echo "== compute-sanitizer $tool, $volume, $connectivity-connectivity, every algorithm" \
+      "and statistics strategy"
     "$sanitizer" --tool "$tool" --error-exitcode 3 "$bin/volccl-bench" --device cuda \
-      --connectivity "$connectivity" --volumes "$volume" --runs 2 --warmup 0 \
+      --connectivity "$connectivity" --volumes "$volume" --runs 2 --warmup 0 --statistics \
       > "$out/sanitizer-run.txt" 2>&1
     status=$?
-    grep -E "SUMMARY|labels OK" "$out/sanitizer-run.txt"
+    grep -E "SUMMARY|labels OK|moments identical" "$out/sanitizer-run.txt"
     cat "$out/sanitizer-run.txt" >> "$out/sanitizer.log" && rm "$out/sanitizer-run.txt"
     [ "$status" -eq 0 ] || { echo "FAILED: compute-sanitizer $tool"; failures=$((failures + 1)); }
   done

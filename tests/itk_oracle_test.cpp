@@ -1,13 +1,18 @@
 // ITK's ConnectedComponentImageFilter as a second, independent oracle: FullyConnected on is
 // 26-connectivity, off (ITK's default) is 6-connectivity; ITK has no 18. volccl, ITK and the
 // reference labeler must agree byte for byte at both, on synthetic volumes and on real brain
-// MRI and EM masks. The only ITK translation unit of the
-// tests, in its own program, so the labeling tests run where ITK is not installed.
+// MRI and EM masks. And ITK's LabelImageToShapeLabelMapFilter as the oracle of the statistics
+// in physical space. The only ITK translation unit of the tests, in its own program, so the
+// labeling tests run where ITK is not installed.
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -17,11 +22,13 @@
 #include <itkConnectedComponentImageFilter.h>
 #include <itkImage.h>
 #include <itkImageFileReader.h>
+#include <itkLabelImageToShapeLabelMapFilter.h>
 #include <itkOtsuThresholdImageFilter.h>
 
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
+#include "volccl/statistics.h"
 #include "volccl/volccl.h"
 
 namespace volccl::test {
@@ -221,29 +228,40 @@ INSTANTIATE_TEST_SUITE_P(
 // 1024x768, named 0.png .. 164.png.
 class RealEmVolumes : public ::testing::TestWithParam<int> {};
 
-TEST_P(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
-  const int connectivity = GetParam();
+// The masks as one volume, or an empty one when the data directory lacks them.
+Volume read_lucchi_mitochondria(std::string* missing) {
   const std::filesystem::path directory =
       data_directory() / "em_mitochondria_lucchi_pp" / "Lucchi++" / "Train_Out";
-  if (!std::filesystem::is_directory(directory)) GTEST_SKIP() << "missing " << directory;
   const Extent3 extent{1024, 768, 165};
   const std::uint64_t slice_size = extent.x * extent.y;
   Volume volume{extent, std::vector<std::uint8_t>(extent.voxel_count())};
   for (std::uint64_t z = 0; z < extent.z; ++z) {
     const std::filesystem::path path = directory / (std::to_string(z) + ".png");
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "missing " << path;
+    if (!std::filesystem::exists(path)) {
+      *missing = path.string();
+      return {};
+    }
     using SliceImage = itk::Image<unsigned char, 2>;
     auto reader = itk::ImageFileReader<SliceImage>::New();
     reader->SetFileName(path.string());
     reader->Update();
     const SliceImage::SizeType size = reader->GetOutput()->GetLargestPossibleRegion().GetSize();
-    ASSERT_EQ(size[0], extent.x) << path;
-    ASSERT_EQ(size[1], extent.y) << path;
+    if (size[0] != extent.x || size[1] != extent.y) {
+      throw std::runtime_error(path.string() + " is not 1024x768");
+    }
     const unsigned char* pixels = reader->GetOutput()->GetBufferPointer();
     for (std::uint64_t i = 0; i < slice_size; ++i) {
       volume.voxels[z * slice_size + i] = pixels[i] > 0 ? 1 : 0;
     }
   }
+  return volume;
+}
+
+TEST_P(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
+  const int connectivity = GetParam();
+  std::string missing;
+  const Volume volume = read_lucchi_mitochondria(&missing);
+  if (!missing.empty()) GTEST_SKIP() << "missing " << missing;
   const OracleLabels itk = itk_label(volume, connectivity);
   ASSERT_TRUE(all_agree_with(itk, volume, connectivity));
   // The count the data directory's README gives; scipy.ndimage.label finds 43 at 6 as well.
@@ -251,6 +269,199 @@ TEST_P(RealEmVolumes, LucchiMitochondriaAgreeWithItk) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Connectivity, RealEmVolumes, ::testing::Values(6, 26), connectivity_name);
+
+// --- statistics in physical space against ITK's LabelImageToShapeLabelMapFilter ------------
+
+// A non-unit anisotropic spacing, an origin away from 0 and a rotation (0.6 rad about
+// (1, 2, 2) / 3 in 3D, 0.6 rad in 2D) as the direction.
+ImageGeometry rotated_geometry(int dimension) {
+  ImageGeometry geometry;
+  geometry.spacing = {0.7, 1.3, 2.1};
+  geometry.origin = {-12.5, 40.25, 3.0};
+  const double c = std::cos(0.6), s = std::sin(0.6);
+  if (dimension == 2) {
+    geometry.direction = {c, -s, 0, s, c, 0, 0, 0, 1};
+    return geometry;
+  }
+  const double axis[3] = {1.0 / 3, 2.0 / 3, 2.0 / 3};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      double r = (1 - c) * axis[i] * axis[j] + (i == j ? c : 0);
+      if (i != j) r += ((j == (i + 1) % 3) ? -1 : 1) * s * axis[3 - i - j];
+      geometry.direction[3 * i + j] = r;
+    }
+  }
+  return geometry;
+}
+
+// ITK's shape statistics of `labels` against describe() of `moments`: counts and bounding boxes
+// equal; centroid, physical size, principal moments, and the covariance V^T diag(moments) V that
+// ITK's axes and moments give, within 1e-9 of the largest covariance term. ITK forms
+// E[p p^T] - E[p] E[p]^T in physical coordinates, whose rounding reaches ~1e-16 |centroid|^2,
+// so 1e-12 |centroid|^2 is allowed on top (it matters only for components of a few voxels,
+// whose covariance is near 0).
+template <unsigned D>
+::testing::AssertionResult shapes_match_itk(const std::vector<std::uint32_t>& labels,
+                                            Extent3 extent,
+                                            const std::vector<ComponentMoments>& moments,
+                                            const ImageGeometry& geometry) {
+  using Image = itk::Image<unsigned int, D>;
+  auto image = Image::New();
+  typename Image::SizeType size;
+  typename Image::SpacingType spacing;
+  typename Image::PointType origin;
+  typename Image::DirectionType direction;
+  const std::uint64_t dimensions[3] = {extent.x, extent.y, extent.z};
+  for (unsigned i = 0; i < D; ++i) {
+    size[i] = dimensions[i];
+    spacing[i] = geometry.spacing[i];
+    origin[i] = geometry.origin[i];
+    for (unsigned j = 0; j < D; ++j) direction(i, j) = geometry.direction[3 * i + j];
+  }
+  image->SetRegions(size);
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  image->SetDirection(direction);
+  image->Allocate();
+  std::copy(labels.begin(), labels.end(), image->GetBufferPointer());
+  auto shapes = itk::LabelImageToShapeLabelMapFilter<Image>::New();
+  shapes->SetInput(image);
+  shapes->SetComputePerimeter(false);
+  shapes->SetComputeFeretDiameter(false);
+  shapes->Update();
+  const auto* map = shapes->GetOutput();
+  if (map->GetNumberOfLabelObjects() != moments.size()) {
+    return ::testing::AssertionFailure() << "ITK finds " << map->GetNumberOfLabelObjects()
+                                         << " labels, volccl " << moments.size();
+  }
+  for (std::size_t row = 0; row < moments.size(); ++row) {
+    const auto* object = map->GetLabelObject(static_cast<unsigned int>(row + 1));
+    const ComponentShape ours = describe(moments[row], geometry, D);
+    std::ostringstream where;
+    where << "label " << row + 1 << " (" << ours.count << " voxels): ";
+    if (object->GetNumberOfPixels() != ours.count) {
+      return ::testing::AssertionFailure()
+             << where.str() << "ITK counts " << object->GetNumberOfPixels();
+    }
+    const auto box = object->GetBoundingBox();
+    for (unsigned i = 0; i < D; ++i) {
+      const auto low = static_cast<std::uint32_t>(box.GetIndex()[i]);
+      const auto high = static_cast<std::uint32_t>(box.GetIndex()[i] + box.GetSize()[i] - 1);
+      if (low != ours.bounding_box_min[i] || high != ours.bounding_box_max[i]) {
+        return ::testing::AssertionFailure() << where.str() << "bounding box differs on axis " << i;
+      }
+    }
+    double centroid_squared = 0;
+    for (unsigned i = 0; i < D; ++i) centroid_squared += ours.centroid[i] * ours.centroid[i];
+    const auto close = [](double a, double b, double allowed) {
+      return std::fabs(a - b) <= allowed;
+    };
+    for (unsigned i = 0; i < D; ++i) {
+      if (!close(object->GetCentroid()[i], ours.centroid[i], 1e-9 * std::sqrt(centroid_squared))) {
+        return ::testing::AssertionFailure()
+               << where.str() << "centroid " << i << ": ITK " << object->GetCentroid()[i]
+               << ", volccl " << ours.centroid[i];
+      }
+    }
+    if (!close(object->GetPhysicalSize(), ours.physical_size, 1e-9 * ours.physical_size)) {
+      return ::testing::AssertionFailure() << where.str() << "physical size differs";
+    }
+    const int first[6] = {0, 1, 2, 0, 0, 1}, second[6] = {0, 1, 2, 1, 2, 2};
+    double norm = 0;
+    for (double term : ours.covariance) norm = std::max(norm, std::fabs(term));
+    const double allowed = 1e-9 * norm + 1e-12 * centroid_squared;
+    const auto axes = object->GetPrincipalAxes();
+    const auto principal = object->GetPrincipalMoments();
+    for (unsigned r = 0; r < D; ++r) {
+      if (!close(principal[r], ours.principal_moments[r], allowed)) {
+        return ::testing::AssertionFailure()
+               << where.str() << "principal moment " << r << ": ITK " << principal[r] << ", volccl "
+               << ours.principal_moments[r];
+      }
+    }
+    for (int t = 0; t < 6; ++t) {
+      if (static_cast<unsigned>(second[t]) >= D) continue;
+      double itk_term = 0;
+      for (unsigned r = 0; r < D; ++r) {
+        itk_term += axes(r, first[t]) * principal[r] * axes(r, second[t]);
+      }
+      if (!close(itk_term, ours.covariance[t], allowed)) {
+        return ::testing::AssertionFailure() << where.str() << "covariance term " << t << ": ITK "
+                                             << itk_term << ", volccl " << ours.covariance[t];
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Labels and measures `volume` with every configuration of volccl_configurations and every
+// statistics strategy of each on the GPU, and compares with ITK.
+::testing::AssertionResult statistics_match_itk(const Volume& volume, int connectivity) {
+  const int dimension = is_2d_connectivity(connectivity) ? 2 : 3;
+  const ImageGeometry geometry = rotated_geometry(dimension);
+  for (LabelOptions options : volccl_configurations(connectivity)) {
+    for (StatisticsStrategy strategy :
+         {StatisticsStrategy::late, StatisticsStrategy::fused, StatisticsStrategy::early}) {
+      if (!supports(strategy, options.algorithm)) continue;
+      if (options.backend == Backend::cpu && strategy != StatisticsStrategy::late) continue;
+      options.statistics_strategy = strategy;
+      std::vector<std::uint32_t> labels(volume.extent.voxel_count(), kPoison);
+      std::vector<ComponentMoments> moments;
+      label(volume.voxels.data(), volume.extent, labels.data(), moments, options);
+      const ::testing::AssertionResult result =
+          dimension == 2 ? shapes_match_itk<2>(labels, volume.extent, moments, geometry)
+                         : shapes_match_itk<3>(labels, volume.extent, moments, geometry);
+      if (!result) {
+        return ::testing::AssertionFailure()
+               << to_string(options.algorithm) << " on " << to_string(options.backend) << ", "
+               << to_string(strategy) << " statistics: " << result.message();
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class ItkShapeStatistics : public ::testing::TestWithParam<int> {};
+
+TEST_P(ItkShapeStatistics, RandomVolumesAndImagesInRotatedAnisotropicSpace) {
+  const int connectivity = GetParam();
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const std::vector<Extent3> extents =
+      is_2d_connectivity(connectivity)
+          ? std::vector<Extent3>{{1, 1, 1}, {37, 1, 1}, {129, 67, 1}, {513, 255, 1}}
+          : std::vector<Extent3>{{1, 1, 1}, {1, 13, 1}, {33, 17, 9}, {64, 48, 40}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.05, 0.3, 0.6, 1.0}) {
+      for (unsigned granularity : {1u, 4u}) {
+        ASSERT_TRUE(statistics_match_itk(
+            data::random_granular(extent, density, granularity, volume_seed++), connectivity))
+            << extent.to_string() << ", density " << density << ", granularity " << granularity;
+      }
+    }
+  }
+}
+
+TEST_P(ItkShapeStatistics, HilbertCurveAndRealVolumes) {
+  const int connectivity = GetParam();
+  if (is_2d_connectivity(connectivity)) {
+    ASSERT_TRUE(statistics_match_itk(data::spiral({255, 129, 1}), connectivity));
+    return;
+  }
+  ASSERT_TRUE(statistics_match_itk(data::hilbert(5, 128), connectivity));
+  const std::filesystem::path brain =
+      data_directory() / "brain_oasis1_neurite/OASIS_OAS1_0455_MR1/aligned_norm.nii.gz";
+  if (!std::filesystem::exists(brain)) GTEST_SKIP() << "missing " << brain;
+  ASSERT_TRUE(statistics_match_itk(read_otsu_binarized(brain), connectivity)) << brain;
+  std::string missing;
+  const Volume mitochondria = read_lucchi_mitochondria(&missing);
+  if (!missing.empty()) GTEST_SKIP() << "missing " << missing;
+  ASSERT_TRUE(statistics_match_itk(mitochondria, connectivity));
+}
+
+INSTANTIATE_TEST_SUITE_P(Connectivity, ItkShapeStatistics, ::testing::Values(6, 26, 4, 8),
+                         connectivity_name);
 
 }  // namespace
 }  // namespace volccl::test

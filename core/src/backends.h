@@ -2,13 +2,19 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl::detail {
 
 // The options with Algorithm::automatic replaced by the algorithm it stands for.
 LabelOptions resolve_algorithm(const LabelOptions& options);
+
+// Throws InvalidArgument unless the components of `extent` can be measured with the resolved
+// options' statistics strategy.
+void validate_measuring(Extent3 extent, const LabelOptions& options);
 
 // CPU backends of the 3D labelers (kernels3d/buf_bke_3d_cpu.cpp, kernels3d/uf_3d_cpu.cpp).
 LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -30,9 +36,11 @@ LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t
                          const LabelOptions& options);
 
 #if defined(VOLCCL_HAS_CUDA)
-// Host memory in and out through the device (core/src/cuda_device.cu).
+// Host memory in and out through the device (core/src/cuda_device.cu); measures the components
+// into `statistics` unless it is null.
 LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                 const LabelOptions& options);
+                                 const LabelOptions& options,
+                                 std::vector<ComponentMoments>* statistics);
 #endif
 
 }  // namespace volccl::detail

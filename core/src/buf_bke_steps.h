@@ -12,7 +12,7 @@
 namespace volccl::detail {
 
 template <class Steps, class Labeling, class Run>
-LabelResult label_buf_bke(Labeling& labeling, const Run& run, const std::uint8_t* mask,
+LabelResult label_buf_bke(Labeling& labeling, Run&& run, const std::uint8_t* mask,
                           std::uint32_t* labels, Algorithm algorithm) {
   const bool bke = algorithm == Algorithm::bke || algorithm == Algorithm::bke_ic;
   const bool inline_compression = algorithm == Algorithm::buf_ic || algorithm == Algorithm::bke_ic;

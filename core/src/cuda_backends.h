@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "volccl/cuda.h"
 #include "volccl/types.h"
 
 namespace volccl::detail {
@@ -10,15 +11,17 @@ namespace volccl::detail {
 // One per family and dimension; `stream` is a cudaStream_t and options.algorithm is resolved
 // (not automatic). The 3D ones are in kernels3d/, the 2D ones (extent.z == 1, connectivity 4
 // or 8) in kernels2d/.
+// The block labelers gather the moments into `moments` when it is not null and
+// options.statistics_strategy is fused or early.
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
-                                  void* stream);
+                                  void* stream, cuda::DeviceMoments* moments);
 LabelResult label_uf_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                              std::uint32_t* device_labels, const LabelOptions& options,
                              void* stream);
 LabelResult label_buf_bke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
-                                  void* stream);
+                                  void* stream, cuda::DeviceMoments* moments);
 LabelResult label_uf_ke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                 std::uint32_t* device_labels, const LabelOptions& options,
                                 void* stream);
@@ -26,9 +29,17 @@ LabelResult label_ha4_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                               std::uint32_t* device_labels, const LabelOptions& options,
                               void* stream);
 
-// Picks one of the above by options.algorithm and options.connectivity (core/src/cuda_device.cu).
+// Picks one of the above by options.algorithm and options.connectivity, and measures the
+// components into `moments` unless it is null (core/src/cuda_device.cu).
 LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
-                            std::uint32_t* device_labels, const LabelOptions& options,
-                            void* stream);
+                            std::uint32_t* device_labels, const LabelOptions& options, void* stream,
+                            cuda::DeviceMoments* moments);
+
+// The Late pass (moments_late.cu): adds the moments of every label of `device_labels` to
+// `table`; labels above `count` are left out and the largest of them is written to
+// `largest_unknown_label` unless it is null.
+void accumulate_late_moments(const std::uint32_t* device_labels, Extent3 extent,
+                             ComponentMoments* table, std::uint32_t count,
+                             std::uint32_t* largest_unknown_label, void* stream);
 
 }  // namespace volccl::detail

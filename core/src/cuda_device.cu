@@ -173,6 +173,12 @@ void DeviceLabeling::rank() {
   end_step(&StepTimings::relabel_ms);
 }
 
+std::uint32_t DeviceLabeling::wait_for_count() {
+  ranking_.copy_count();
+  VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return ranking_.count();
+}
+
 LabelResult DeviceLabeling::finish() {
   ranking_.copy_count();
   events_.resolve();
@@ -181,9 +187,11 @@ LabelResult DeviceLabeling::finish() {
   return result_;
 }
 
-LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
-                            std::uint32_t* device_labels, const LabelOptions& options,
-                            void* stream) {
+namespace {
+
+LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent,
+                                 std::uint32_t* device_labels, const LabelOptions& options,
+                                 void* stream, cuda::DeviceMoments* moments) {
   const bool image = is_2d_connectivity(options.connectivity);
   switch (options.algorithm) {
     case Algorithm::uf:
@@ -195,13 +203,41 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
     case Algorithm::ha4_64:
       return label_ha4_2d_cuda(device_mask, extent, device_labels, options, stream);
     default:
-      return image ? label_buf_bke_2d_cuda(device_mask, extent, device_labels, options, stream)
-                   : label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream);
+      return image ? label_buf_bke_2d_cuda(device_mask, extent, device_labels, options, stream,
+                                           moments)
+                   : label_buf_bke_3d_cuda(device_mask, extent, device_labels, options, stream,
+                                           moments);
   }
 }
 
+}  // namespace
+
+LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+                            std::uint32_t* device_labels, const LabelOptions& options, void* stream,
+                            cuda::DeviceMoments* moments) {
+  const bool late = moments != nullptr && options.statistics_strategy == StatisticsStrategy::late;
+  LabelResult result = label_with_algorithm(device_mask, extent, device_labels, options, stream,
+                                            late ? nullptr : moments);
+  if (!late) return result;
+  // The table's size is the component count, known only now.
+  StepClock clock;
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  StepEvents events(cuda_stream, options.step_timings);
+  *moments = cuda::DeviceMoments(result.component_count, stream);
+  accumulate_late_moments(device_labels, extent, moments->data(), result.component_count, nullptr,
+                          stream);
+  double statistics_ms = 0;
+  events.end_step(&statistics_ms);
+  events.resolve();
+  const double elapsed_ms = clock.lap();
+  result.timings.statistics_ms = options.step_timings ? statistics_ms : elapsed_ms;
+  result.timings.total_ms += elapsed_ms;
+  return result;
+}
+
 LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                 const LabelOptions& options) {
+                                 const LabelOptions& options,
+                                 std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
   const cudaStream_t stream = cudaStreamPerThread;
   const std::uint64_t voxels = extent.voxel_count();
@@ -220,12 +256,19 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
     upload.resolve();
   }
 
-  LabelResult result =
-      label_on_device(device_mask.data(), extent, device_labels.data(), options, stream);
+  cuda::DeviceMoments moments;
+  LabelResult result = label_on_device(device_mask.data(), extent, device_labels.data(), options,
+                                       stream, statistics != nullptr ? &moments : nullptr);
 
   StepEvents download(stream, true);
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
                                     cudaMemcpyDeviceToHost, stream));
+  if (statistics != nullptr) {
+    statistics->resize(moments.size());
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(statistics->data(), moments.data(),
+                                      moments.size() * sizeof(ComponentMoments),
+                                      cudaMemcpyDeviceToHost, stream));
+  }
   download.end_step(&result.timings.download_ms);
   download.resolve();
 
@@ -239,10 +282,12 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
 
 namespace cuda {
 
-LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
-                  const LabelOptions& requested, void* stream) {
+namespace {
+
+LabelOptions checked_device_request(const std::uint8_t* device_mask, Extent3 extent,
+                                    const std::uint32_t* device_labels,
+                                    const LabelOptions& requested) {
   validate(extent, requested);
-  const LabelOptions options = detail::resolve_algorithm(requested);
   if (!cuda_available()) {
     throw NoCudaDevice("volccl::cuda::label: " + cuda_device_description());
   }
@@ -250,7 +295,24 @@ LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t
     throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
-  return detail::label_on_device(device_mask, extent, device_labels, options, stream);
+  return detail::resolve_algorithm(requested);
+}
+
+}  // namespace
+
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  const LabelOptions& requested, void* stream) {
+  const LabelOptions options =
+      checked_device_request(device_mask, extent, device_labels, requested);
+  return detail::label_on_device(device_mask, extent, device_labels, options, stream, nullptr);
+}
+
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  DeviceMoments& statistics, const LabelOptions& requested, void* stream) {
+  const LabelOptions options =
+      checked_device_request(device_mask, extent, device_labels, requested);
+  detail::validate_measuring(extent, options);
+  return detail::label_on_device(device_mask, extent, device_labels, options, stream, &statistics);
 }
 
 }  // namespace cuda

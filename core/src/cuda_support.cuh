@@ -120,6 +120,9 @@ class DeviceLabeling {
   void end_step(double StepTimings::*step) { events_.end_step(&(result_.timings.*step)); }
   // Ranks the roots marked in root_bitmap(), the relabel step.
   void rank();
+  // After rank(): waits for the stream and returns the component count (what the fused
+  // statistics need to size their table before the final labeling).
+  std::uint32_t wait_for_count();
   // Waits for the stream and returns the component count and the timings.
   LabelResult finish();
 

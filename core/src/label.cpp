@@ -1,7 +1,9 @@
 // volccl::label: checks the request, picks the backend and calls it.
 #include <string>
+#include <vector>
 
 #include "backends.h"
+#include "volccl/detail/step_clock.h"
 #include "volccl/volccl.h"
 
 namespace volccl {
@@ -74,6 +76,15 @@ LabelOptions resolve_algorithm(const LabelOptions& options) {
   return resolved;
 }
 
+void validate_measuring(Extent3 extent, const LabelOptions& options) {
+  validate_statistics(extent);
+  if (!supports(options.statistics_strategy, options.algorithm)) {
+    throw InvalidArgument("volccl: the " + to_string(options.statistics_strategy) +
+                          " statistics strategy exists for buf, buf-ic, bke and bke-ic, not " +
+                          to_string(options.algorithm) + "; late works with every algorithm");
+  }
+}
+
 LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                          const LabelOptions& options) {
   const bool image = is_2d_connectivity(options.connectivity);
@@ -94,25 +105,54 @@ LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t
 
 }  // namespace detail
 
-LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                  const LabelOptions& requested) {
+namespace {
+
+// Checks the request and returns it resolved, with the backend it runs on.
+LabelOptions checked_request(const std::uint8_t* mask, Extent3 extent, const std::uint32_t* labels,
+                             const LabelOptions& requested) {
   validate(extent, requested);
-  const LabelOptions options = detail::resolve_algorithm(requested);
+  LabelOptions options = detail::resolve_algorithm(requested);
   if (mask == nullptr || labels == nullptr) {
     throw InvalidArgument("volccl::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
   const bool use_cuda = options.backend == Backend::cuda ||
                         (options.backend == Backend::automatic && cuda_available());
-  if (use_cuda) {
-    if (!cuda_available()) {
-      throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
-    }
-#if defined(VOLCCL_HAS_CUDA)
-    return detail::label_cuda_from_host(mask, extent, labels, options);
-#endif
+  if (use_cuda && !cuda_available()) {
+    throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
   }
+  options.backend = use_cuda ? Backend::cuda : Backend::cpu;
+  return options;
+}
+
+}  // namespace
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& requested) {
+  const LabelOptions options = checked_request(mask, extent, labels, requested);
+#if defined(VOLCCL_HAS_CUDA)
+  if (options.backend == Backend::cuda) {
+    return detail::label_cuda_from_host(mask, extent, labels, options, nullptr);
+  }
+#endif
   return detail::label_on_cpu(mask, extent, labels, options);
+}
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& requested) {
+  const LabelOptions options = checked_request(mask, extent, labels, requested);
+  detail::validate_measuring(extent, options);
+#if defined(VOLCCL_HAS_CUDA)
+  if (options.backend == Backend::cuda) {
+    return detail::label_cuda_from_host(mask, extent, labels, options, &statistics);
+  }
+#endif
+  LabelResult result = detail::label_on_cpu(mask, extent, labels, options);
+  detail::StepClock clock;
+  statistics = measure(labels, extent, result.component_count, options.cpu_threads);
+  result.timings.statistics_ms = clock.lap();
+  result.timings.total_ms += result.timings.statistics_ms;
+  return result;
 }
 
 #if !defined(VOLCCL_HAS_CUDA)

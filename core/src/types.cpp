@@ -101,8 +101,8 @@ std::string StepTimings::to_string() const {
   text << "allocation=" << allocation_ms << " upload=" << upload_ms
        << " initialization=" << initialization_ms << " merge=" << merge_ms
        << " compression=" << compression_ms << " relabel=" << relabel_ms
-       << " final_labeling=" << final_labeling_ms << " download=" << download_ms
-       << " total=" << total_ms;
+       << " final_labeling=" << final_labeling_ms << " statistics=" << statistics_ms
+       << " download=" << download_ms << " total=" << total_ms;
   return text.str();
 }
 

@@ -728,10 +728,10 @@ def timings_json(cli, work):
     expect((timings["algorithm"], timings["connectivity"]) == ("buf", 26),
            f"algorithm and connectivity in {timings}")
     steps = ("allocation", "upload", "initialization", "merge", "compression", "relabel",
-             "final_labeling", "download", "total")
+             "final_labeling", "statistics", "download", "total")
     expect(sorted(timings["label_ms"]) == sorted(steps), f"label steps in {timings}")
     expect(timings["label_ms"]["total"] > 0, f"no labeling time in {timings}")
-    for key in ("read_ms", "binarize_ms", "write_ms"):
+    for key in ("read_ms", "binarize_ms", "write_ms", "stats_write_ms"):
         expect(timings[key] >= 0, f"{key} in {timings}")
     parse_summary(result.stderr.rstrip("\n"))
 
@@ -767,7 +767,8 @@ def help_and_version(cli, work):
     label_help = cli.run("label", "--help")
     expect_success(label_help)
     for option in ("INPUT", "--output", "--connectivity", "--algorithm", "--device", "--otsu",
-                   "--threshold", "--force", "--quiet", "--timings"):
+                   "--threshold", "--force", "--quiet", "--timings", "--stats",
+                   "--stats-strategy"):
         expect(option in label_help.stdout, f"volccl label --help lacks {option}")
     for text in ("{4,8,6,18,26}", "FullyConnected", "auto", "uf", "ha4-64", "2D"):
         expect(text in label_help.stdout, f"volccl label --help lacks {text}")
@@ -777,6 +778,152 @@ def help_and_version(cli, work):
     expect_error(cli.run(), 2, "subcommand")
     expect_error(cli.run("label", cli.sample, cwd=work), 2, "--output")
     expect_files(work, [])
+
+
+# ---- statistics ---------------------------------------------------------------------------------
+
+
+def expected_statistics(labels, count, size, spacing, origin, direction):
+    """Per label: count, physical centroid and covariance (two passes over physical points),
+    bounding box; direction is row-major, physical = origin + direction * (spacing * index)."""
+    dimension = len(size)
+    nx, ny = size[0], size[1]
+    points = [[] for _ in range(count)]
+    indices = [[] for _ in range(count)]
+    for index, value in enumerate(labels):
+        if not value:
+            continue
+        position = (index % nx, index // nx % ny, index // (nx * ny))[:dimension]
+        physical = [origin[i] + sum(direction[dimension * i + j] * spacing[j] * position[j]
+                                    for j in range(dimension)) for i in range(dimension)]
+        points[value - 1].append(physical)
+        indices[value - 1].append(position)
+    result = []
+    for members, positions in zip(points, indices):
+        n = len(members)
+        mean = [sum(p[i] for p in members) / n for i in range(dimension)]
+        covariance = [[sum((p[i] - mean[i]) * (p[j] - mean[j]) for p in members) / n
+                       for j in range(dimension)] for i in range(dimension)]
+        box = ([min(p[i] for p in positions) for i in range(dimension)],
+               [max(p[i] for p in positions) for i in range(dimension)])
+        result.append((n, mean, covariance, box))
+    return result
+
+
+def determinant(m):
+    if len(m) == 2:
+        return m[0][0] * m[1][1] - m[0][1] * m[1][0]
+    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+            m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+            m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+
+
+def check_statistics_rows(rows, expected, dimension, voxel_size, where):
+    """rows: dicts of --stats column name -> number, one per label in order."""
+    expect(len(rows) == len(expected), f"{where}: {len(rows)} rows, expected {len(expected)}")
+    axes = "xyz"[:dimension]
+    terms = ("xx", "yy", "zz", "xy", "xz", "yz") if dimension == 3 else ("xx", "yy", "xy")
+    for number, (row, (n, mean, covariance, box)) in enumerate(zip(rows, expected), 1):
+        here = f"{where}, label {number}"
+        expect(row["label"] == number and row["count"] == n, f"{here}: {row}")
+        expect(abs(row["physical_size"] - n * voxel_size) <= 1e-9 * n * voxel_size, here)
+        scale = max(1.0, max(abs(c) for c in mean))
+        for i, axis in enumerate(axes):
+            expect(abs(row[f"centroid_{axis}"] - mean[i]) <= 1e-9 * scale,
+                   f"{here}: centroid_{axis} {row[f'centroid_{axis}']} != {mean[i]}")
+            expect(row[f"bounding_box_min_{axis}"] == box[0][i] and
+                   row[f"bounding_box_max_{axis}"] == box[1][i], f"{here}: bounding box")
+        norm = max(1e-300, max(abs(v) for line in covariance for v in line))
+        for term in terms:
+            i, j = "xyz".index(term[0]), "xyz".index(term[1])
+            expect(abs(row[f"covariance_{term}"] - covariance[i][j]) <= 1e-9 * norm + 1e-12,
+                   f"{here}: covariance_{term} {row[f'covariance_{term}']} != {covariance[i][j]}")
+        # The principal moments are the eigenvalues: their sum is the trace, their product
+        # the determinant.
+        moments = [row[f"principal_moment_{r + 1}"] for r in range(dimension)]
+        expect(moments == sorted(moments), f"{here}: principal moments not ascending")
+        trace = sum(covariance[i][i] for i in range(dimension))
+        expect(abs(sum(moments) - trace) <= 1e-9 * norm + 1e-12, f"{here}: trace")
+        product = 1.0
+        for m in moments:
+            product *= m
+        expect(abs(product - determinant(covariance)) <= 1e-8 * norm ** dimension + 1e-12,
+               f"{here}: determinant")
+
+
+def read_stats_csv(path):
+    with open(path) as file:
+        lines = file.read().splitlines()
+    columns = lines[0].split(",")
+    return columns, [dict(zip(columns, map(float, line.split(",")))) for line in lines[1:]]
+
+
+def read_stats_json(path):
+    with open(path) as file:
+        document = json.load(file)
+    return document["columns"], [dict(zip(document["columns"], row)) for row in document["rows"]]
+
+
+@case
+def stats_csv_and_json(cli, work):
+    random.seed(11)
+    cases = (
+        ((13, 11, 7), (0.5, 1.25, 2.0), (-3.0, 4.5, 10.0),
+         (0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0), (6, 18, 26)),
+        ((29, 17), (0.75, 1.5), (12.0, -7.0), (0.6, -0.8, 0.8, 0.6), (4, 8)),
+    )
+    for size, spacing, origin, direction, connectivities in cases:
+        voxels = 1
+        for n in size:
+            voxels *= n
+        mask = [1 if random.random() < 0.45 else 0 for _ in range(voxels)]
+        write_mha(os.path.join(work, "input.mha"), size, mask, "MET_UCHAR", spacing, origin,
+                  direction)
+        voxel_size = 1.0
+        for step in spacing:
+            voxel_size *= step
+        # MetaImage's TransformMatrix lists ITK's direction matrix column by column.
+        d = len(size)
+        direction_rows = [direction[d * j + i] for i in range(d) for j in range(d)]
+        for connectivity in connectivities:
+            labels, count = label(mask, size, connectivity)
+            expected = expected_statistics(labels, count, size, spacing, origin,
+                                           direction_rows)
+            for name, reader in (("stats.csv", read_stats_csv), ("stats.json", read_stats_json)):
+                where = f"{len(size)}D at {connectivity}, {name}"
+                result = cli.run("label", "input.mha", "-o", "labels.mha", "--connectivity",
+                                 str(connectivity), "--stats", name, "--force", cwd=work)
+                expect_success(result)
+                columns, rows = reader(os.path.join(work, name))
+                expect("covariance_xy" in columns and "principal_axis_1_x" in columns and
+                       ("centroid_z" in columns) == (len(size) == 3), f"{where}: {columns}")
+                check_statistics_rows(rows, expected, len(size), voxel_size, where)
+    expect_files(work, ["input.mha", "labels.mha", "stats.csv", "stats.json"])
+
+
+@case
+def stats_errors(cli, work):
+    expect_error(cli.run("label", cli.sample, "-o", "labels.nii.gz", "--stats", "stats.txt",
+                         cwd=work), 1, ".csv or .json")
+    expect_files(work, [])
+    expect_error(cli.run("label", cli.sample, "-o", "labels.nii.gz", "--stats", "labels.nii.gz",
+                         cwd=work), 1, "stats")
+    open(os.path.join(work, "stats.csv"), "w").close()
+    expect_error(cli.run("label", cli.sample, "-o", "labels.nii.gz", "--stats", "stats.csv",
+                         cwd=work), 1, "exists", "--force")
+    expect_files(work, ["stats.csv"])
+    expect_error(cli.run("label", cli.sample, "-o", "labels.nii.gz", "--stats", "stats.csv",
+                         "--force", "--connectivity", "6", "--stats-strategy", "fused",
+                         cwd=work), 1, "fused", "late")
+    expect_error(cli.run("label", cli.sample, "-o", "labels.nii.gz", "--stats", "missing/s.csv",
+                         cwd=work), 1, "does not exist")
+    expect_files(work, ["stats.csv"])
+    expect(os.path.getsize(os.path.join(work, "stats.csv")) == 0, "stats.csv was touched")
+    result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", "--stats",
+                     "stats.csv", "--force", "--stats-strategy", "early", cwd=work)
+    expect_success(result)
+    _, rows = read_stats_csv(os.path.join(work, "stats.csv"))
+    expect(len(rows) == SAMPLE_OTSU_COMPONENTS, f"{len(rows)} rows")
 
 
 def main():

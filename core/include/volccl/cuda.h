@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl::cuda {
@@ -15,5 +17,42 @@ namespace volccl::cuda {
 // which keeps it for the next call.
 LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
                   const LabelOptions& options = {}, void* stream = nullptr);
+
+// A table of ComponentMoments in device memory, row i for label i + 1, allocated from volccl's
+// pool on a stream and freed on it. Move-only.
+class DeviceMoments {
+ public:
+  DeviceMoments() = default;
+  // `count` empty rows (count 0, sums 0, an empty bounding box), ready on `stream`.
+  DeviceMoments(std::uint32_t count, void* stream);
+  ~DeviceMoments();
+  DeviceMoments(DeviceMoments&& other) noexcept;
+  DeviceMoments& operator=(DeviceMoments&& other) noexcept;
+  DeviceMoments(const DeviceMoments&) = delete;
+  DeviceMoments& operator=(const DeviceMoments&) = delete;
+
+  ComponentMoments* data() const { return data_; }
+  std::uint32_t size() const { return size_; }
+  // Copies the table to the host; waits for its stream.
+  std::vector<ComponentMoments> to_host() const;
+
+ private:
+  ComponentMoments* data_ = nullptr;
+  std::uint32_t size_ = 0;
+  void* stream_ = nullptr;
+};
+
+// Labels as above and measures every component into `statistics` (replaced; component_count
+// rows) by options.statistics_strategy. Throws InvalidArgument for a strategy the algorithm
+// lacks (volccl::supports) and OutOfDeviceMemory when Early's node table does not fit.
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  DeviceMoments& statistics, const LabelOptions& options = {},
+                  void* stream = nullptr);
+
+// The moments of an existing label image in device memory (0 background, 1..component_count)
+// by the Late pass. Waits for the stream; throws InvalidArgument for a label above
+// component_count.
+DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
+                      std::uint32_t component_count, void* stream = nullptr);
 
 }  // namespace volccl::cuda

@@ -36,6 +36,9 @@ enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ke, ha4, ha4_64 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
 
+// How the GPU gathers component statistics: see volccl/statistics.h.
+enum class StatisticsStrategy { late, fused, early };
+
 // "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64"
 std::string to_string(Algorithm algorithm);
 std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
@@ -68,6 +71,9 @@ struct LabelOptions {
   // events cost the host a few microseconds per step, which shows on small images. The CPU
   // backend always times its steps (a clock read each).
   bool step_timings = false;
+  // How the GPU gathers component statistics when a label() overload that measures is called
+  // (volccl/statistics.h); ignored otherwise and by the CPU backend.
+  StatisticsStrategy statistics_strategy = StatisticsStrategy::late;
 };
 
 // Milliseconds spent in each step of one run, as YACCLAB's "average with steps" test reports
@@ -81,6 +87,7 @@ struct StepTimings {
   double compression_ms = 0;     // every Compression pass together
   double relabel_ms = 0;         // raster-order ranking of the component roots
   double final_labeling_ms = 0;  // block labels written to every voxel
+  double statistics_ms = 0;      // component moments, their table's allocation included
   double download_ms = 0;        // device -> host copy of the labels (host API only)
   double total_ms = 0;           // the whole call, measured around it
 

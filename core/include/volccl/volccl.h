@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "volccl/error.h"
+#include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl {
@@ -20,6 +22,13 @@ namespace volccl {
 // Throws InvalidArgument, NoCudaDevice, CudaError or OutOfDeviceMemory.
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                   const LabelOptions& options = {});
+
+// Labels as above and measures every component: `statistics` is replaced by component_count
+// rows, row i for label i + 1 (volccl/statistics.h). On the GPU by
+// options.statistics_strategy; timed as StepTimings::statistics_ms. Throws as above, and
+// InvalidArgument for a strategy the algorithm lacks or a volume whose sums could overflow.
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
 
 // True when this build has CUDA and the machine has at least one usable device.
 bool cuda_available();

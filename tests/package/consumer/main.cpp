@@ -40,6 +40,13 @@ int main() {
   bool ok = result.component_count == 3 && result.backend_used == volccl::Backend::cpu &&
             labels == expected;
 
+  // Statistics: B is 3 voxels from x = 2 to 4 at y = 3; its centroid is (3, 3, 0).
+  std::vector<volccl::ComponentMoments> moments;
+  volccl::label(mask.data(), extent, labels.data(), moments, options);
+  const volccl::ComponentShape b = volccl::describe(moments.at(1), volccl::ImageGeometry{}, 3);
+  ok = ok && moments.size() == 3 && b.count == 3 && b.centroid[0] == 3.0 && b.centroid[1] == 3.0 &&
+       b.bounding_box_min[0] == 2 && b.bounding_box_max[0] == 4;
+
   // Bad input must throw the documented exception type.
   try {
     volccl::validate(volccl::Extent3{0, 1, 1}, options);
@@ -51,8 +58,13 @@ int main() {
 #if defined(VOLCCL_HAS_CUDA)
   // The device entry point must be in the installed library too (linked, not called: this
   // test runs on machines without a GPU).
-  auto* const device_label = &volccl::cuda::label;
-  if (device_label == nullptr) ok = false;
+  using DeviceLabel = volccl::LabelResult (*)(const std::uint8_t*, volccl::Extent3, std::uint32_t*,
+                                              const volccl::LabelOptions&, void*);
+  using DeviceMeasure =
+      volccl::cuda::DeviceMoments (*)(const std::uint32_t*, volccl::Extent3, std::uint32_t, void*);
+  const DeviceLabel device_label = &volccl::cuda::label;
+  const DeviceMeasure device_measure = &volccl::cuda::measure;
+  if (device_label == nullptr || device_measure == nullptr) ok = false;
 #endif
 
   std::cout << "volccl consumer: " << result.component_count << " components, backend "

@@ -1,0 +1,243 @@
+// How the GPU gathers component moments without serializing on atomics: the lanes of a warp that
+// hold moments of the same label reduce them with warp intrinsics (__match_any_sync, then
+// __reduce_*_sync on that group), the group's leader adds the result to its thread block's
+// table in shared memory, and at the end the thread block adds each label it holds to the global
+// table with one atomic per moment (or, for a label that lies wholly in the thread block's
+// region, plain stores). The 64-bit sums make the order irrelevant.
+//
+// Late and Fused sum coordinates relative to the thread block's origin, so that within a block
+// every sum fits 32 bits: one __reduce_add_sync per moment, and 32-bit shared atomics; the
+// origin is added back, exactly, when a row goes to the global table (to_absolute). Shared
+// 64-bit sums are kept as two 32-bit words with the carry propagated (add_shared), since a
+// 64-bit atomicAdd on shared memory is a compare-and-swap loop. Internal; included only by .cu
+// files.
+#pragma once
+
+#include <cstdint>
+
+#include "volccl/detail/moments.h"
+#include "volccl/statistics.h"
+
+namespace volccl::detail {
+
+constexpr unsigned kFullWarp = 0xFFFFFFFFu;
+
+// The thread's rank in its thread block and the block's size, for blocks of any shape (the
+// block labelers launch 32 x 4).
+__device__ __forceinline__ unsigned thread_rank() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+__device__ __forceinline__ unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
+
+// Moments relative to `origin` (moments.h) from absolute ones (or the reverse with to_absolute):
+// with s = sum of x, sum (x - o)^2 = sum x^2 - 2 o s + n o^2, and so on; the unsigned arithmetic
+// wraps modulo 2^64, so the results are exact whenever the true values fit.
+__device__ __forceinline__ Moments shifted(const Moments& m, const Origin& origin, bool forward) {
+  const std::uint64_t o[3] = {forward ? 0 - origin.x : origin.x, forward ? 0 - origin.y : origin.y,
+                              forward ? 0 - origin.z : origin.z};
+  const int first[6] = {0, 1, 2, 0, 0, 1}, second[6] = {0, 1, 2, 1, 2, 2};
+  Moments r = m;
+  for (int p = 0; p < 6; ++p) {
+    const int a = first[p], b = second[p];
+    r.sum_products[p] =
+        m.sum_products[p] + o[a] * m.sum[b] + o[b] * m.sum[a] + m.count * o[a] * o[b];
+  }
+  for (int a = 0; a < 3; ++a) {
+    r.sum[a] = m.sum[a] + m.count * o[a];
+    r.min[a] = static_cast<std::uint32_t>(m.min[a] + o[a]);
+    r.max[a] = static_cast<std::uint32_t>(m.max[a] + o[a]);
+  }
+  return r;
+}
+
+__device__ __forceinline__ Moments to_relative(const Moments& m, const Origin& origin) {
+  return shifted(m, origin, true);
+}
+
+__device__ __forceinline__ Moments to_absolute(const Moments& m, const Origin& origin) {
+  return shifted(m, origin, false);
+}
+
+// Sum of a 64-bit value over the lanes of `group`: __reduce_add_sync takes 32 bits, so the value
+// goes as three limbs of at most 22 bits, whose sums over 32 lanes cannot overflow. With
+// kSmall, the caller promises sums below 2^32 (relative moments) and one reduction does.
+template <bool kSmall>
+__device__ __forceinline__ std::uint64_t group_sum(unsigned group, std::uint64_t value) {
+  if (kSmall) return __reduce_add_sync(group, static_cast<std::uint32_t>(value));
+  const std::uint32_t low = __reduce_add_sync(group, static_cast<std::uint32_t>(value & 0x3FFFFF));
+  const std::uint32_t middle =
+      __reduce_add_sync(group, static_cast<std::uint32_t>((value >> 22) & 0x1FFFFF));
+  const std::uint32_t high = __reduce_add_sync(group, static_cast<std::uint32_t>(value >> 43));
+  return low + (std::uint64_t{middle} << 22) + (std::uint64_t{high} << 43);
+}
+
+// Called by all 32 lanes, converged. Lanes with `has` set reduce `m` with the other lanes of the
+// same label; returns true on each group's lowest lane, whose `m` then holds the group's sum.
+template <bool kSmall>
+__device__ __forceinline__ bool reduce_by_label(bool has, std::uint32_t label, Moments& m) {
+  const unsigned group = __match_any_sync(kFullWarp, has ? label : 0u);
+  m.count = group_sum<kSmall>(group, m.count);
+  for (int a = 0; a < 3; ++a) m.sum[a] = group_sum<kSmall>(group, m.sum[a]);
+  for (int p = 0; p < 6; ++p) m.sum_products[p] = group_sum<kSmall>(group, m.sum_products[p]);
+  for (int a = 0; a < 3; ++a) {
+    m.min[a] = __reduce_min_sync(group, m.min[a]);
+    m.max[a] = __reduce_max_sync(group, m.max[a]);
+  }
+  const unsigned lane = thread_rank() & 31;
+  return has && lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1);
+}
+
+__device__ __forceinline__ void add_to_global(ComponentMoments& row, const Moments& m) {
+  using Word = unsigned long long;
+  atomicAdd(reinterpret_cast<Word*>(&row.count), static_cast<Word>(m.count));
+  for (int a = 0; a < 3; ++a) atomicAdd(reinterpret_cast<Word*>(&row.sum[a]), Word{m.sum[a]});
+  for (int p = 0; p < 6; ++p) {
+    atomicAdd(reinterpret_cast<Word*>(&row.sum_products[p]), Word{m.sum_products[p]});
+  }
+  for (int a = 0; a < 3; ++a) {
+    atomicMin(&row.min[a], m.min[a]);
+    atomicMax(&row.max[a], m.max[a]);
+  }
+}
+
+// Writes a complete row that no other thread block adds to: plain stores, no atomics.
+__device__ __forceinline__ void store_to_global(ComponentMoments& row, const Moments& m) {
+  row.count = m.count;
+  for (int a = 0; a < 3; ++a) row.sum[a] = m.sum[a];
+  for (int p = 0; p < 6; ++p) row.sum_products[p] = m.sum_products[p];
+  for (int a = 0; a < 3; ++a) {
+    row.min[a] = m.min[a];
+    row.max[a] = m.max[a];
+  }
+}
+
+// Adds to a 64-bit sum held as two 32-bit words in shared memory: the low word's old value
+// tells whether the addition carried into the high word.
+__device__ __forceinline__ void add_shared(std::uint32_t* low, std::uint32_t* high,
+                                           std::uint64_t value) {
+  const auto low_part = static_cast<std::uint32_t>(value);
+  const std::uint32_t old = low_part != 0 ? atomicAdd(low, low_part) : 0;
+  const std::uint32_t high_part =
+      static_cast<std::uint32_t>(value >> 32) + (old + low_part < old ? 1u : 0u);
+  if (high_part != 0) atomicAdd(high, high_part);
+}
+
+// A thread block's moments by label, in shared memory: open addressing with linear probing
+// on the label's Fibonacci hash. A label that finds no free slot within kProbes goes straight to
+// the global table. kSlots is a power of two, about twice the labels a thread block expects.
+// The sums are relative to the thread block's origin. A label marked as crossing has voxels
+// outside the thread block's region; the others lie wholly inside it, and flush() may store
+// their rows without atomics.
+template <int kSlots>
+struct SharedMoments {
+  static constexpr int kProbes = 16;
+  static_assert((kSlots & (kSlots - 1)) == 0, "kSlots must be a power of two");
+
+  std::uint32_t label[kSlots];   // 0: free
+  std::uint32_t count[kSlots];   // a thread block holds fewer than 2^32 voxels
+  std::uint32_t low[9][kSlots];  // sums of x, y, z, then xx, yy, zz, xy, xz, yz: low words
+  std::uint32_t high[9][kSlots];
+  std::uint32_t min[3][kSlots];
+  std::uint32_t max[3][kSlots];
+  std::uint32_t crossing[kSlots];
+
+  // By every thread of the block; __syncthreads() follows.
+  __device__ void clear() {
+    for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
+      label[s] = 0;
+      count[s] = 0;
+      crossing[s] = 0;
+      for (int f = 0; f < 9; ++f) low[f][s] = high[f][s] = 0;
+      for (int a = 0; a < 3; ++a) {
+        min[a][s] = 0xFFFFFFFFu;
+        max[a][s] = 0;
+      }
+    }
+  }
+
+  __device__ static std::uint32_t home(std::uint32_t key) {
+    int log2_slots = 0;
+    while ((1 << log2_slots) < kSlots) ++log2_slots;
+    return (key * 2654435769u) >> (32 - log2_slots);
+  }
+
+  // `m` relative to `origin`.
+  __device__ void add(std::uint32_t key, const Moments& m, const Origin& origin,
+                      ComponentMoments* global) {
+    std::uint32_t s = home(key);
+    for (int probe = 0; probe < kProbes; ++probe) {
+      const std::uint32_t held = atomicCAS(&label[s], 0u, key);
+      if (held == 0 || held == key) {
+        atomicAdd(&count[s], static_cast<std::uint32_t>(m.count));
+        for (int a = 0; a < 3; ++a) add_shared(&low[a][s], &high[a][s], m.sum[a]);
+        for (int p = 0; p < 6; ++p) add_shared(&low[3 + p][s], &high[3 + p][s], m.sum_products[p]);
+        for (int a = 0; a < 3; ++a) {
+          atomicMin(&min[a][s], m.min[a]);
+          atomicMax(&max[a][s], m.max[a]);
+        }
+        return;
+      }
+      s = (s + 1) & (kSlots - 1);
+    }
+    add_to_global(global[key - 1], to_absolute(m, origin));
+  }
+
+  // After the adds (and a __syncthreads()): `key` was seen outside the region.
+  __device__ void mark_crossing(std::uint32_t key) {
+    std::uint32_t s = home(key);
+    for (int probe = 0; probe < kProbes; ++probe) {
+      const std::uint32_t held = label[s];
+      if (held == key) {
+        atomicOr(&crossing[s], 1u);
+        return;
+      }
+      if (held == 0) return;  // not in the table: it went to the global table directly
+      s = (s + 1) & (kSlots - 1);
+    }
+  }
+
+  // By every thread of the block after a __syncthreads(). With `store_contained`, rows not
+  // marked crossing are stored without atomics (the caller has marked every crossing label).
+  __device__ void flush(ComponentMoments* global, const Origin& origin,
+                        bool store_contained) const {
+    for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
+      if (label[s] == 0) continue;
+      Moments m;
+      m.count = count[s];
+      for (int f = 0; f < 9; ++f) {
+        const std::uint64_t value = std::uint64_t{high[f][s]} << 32 | low[f][s];
+        if (f < 3) {
+          m.sum[f] = value;
+        } else {
+          m.sum_products[f - 3] = value;
+        }
+      }
+      for (int a = 0; a < 3; ++a) {
+        m.min[a] = min[a][s];
+        m.max[a] = max[a][s];
+      }
+      const Moments absolute = to_absolute(m, origin);
+      if (store_contained && crossing[s] == 0) {
+        store_to_global(global[label[s] - 1], absolute);
+      } else {
+        add_to_global(global[label[s] - 1], absolute);
+      }
+    }
+  }
+};
+
+// The thread block's part of a kernel in which every thread holds the moments of at most one
+// label (label 0: none), relative to `origin`, as the fused final labeling's blocks do; all
+// threads call it, after shared.clear() and a __syncthreads(). kSmall: the relative sums of the
+// whole thread block fit 32 bits.
+template <bool kSmall, int kSlots>
+__device__ void gather_one_label_per_thread(SharedMoments<kSlots>& shared, std::uint32_t label,
+                                            Moments m, const Origin& origin,
+                                            ComponentMoments* table) {
+  if (reduce_by_label<kSmall>(label != 0, label, m)) shared.add(label, m, origin, table);
+  __syncthreads();
+  shared.flush(table, origin, false);
+}
+
+}  // namespace volccl::detail
