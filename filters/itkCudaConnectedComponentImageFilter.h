@@ -10,10 +10,12 @@
 
 #include <cstdint>
 #include <ostream>
+#include <vector>
 
 #include "itkConceptChecking.h"
 #include "itkImageToImageFilter.h"
 #include "itkNumericTraits.h"
+#include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace itk {
@@ -100,6 +102,19 @@ class ITK_TEMPLATE_EXPORT CudaConnectedComponentImageFilter
   /** What the last update ran (algorithm, backend) and its step timings. */
   const volccl::LabelResult& GetLabelResult() const { return m_LabelResult; }
 
+  /** Also measure every object (volccl/statistics.h): off by default. */
+  itkSetMacro(ComputeStatistics, bool);
+  itkGetConstReferenceMacro(ComputeStatistics, bool);
+  itkBooleanMacro(ComputeStatistics);
+
+  /** With ComputeStatistics, the exact moments of the last update: row k - 1 for the k-th
+   * object in raster order (label k when BackgroundValue is 0). */
+  const std::vector<volccl::ComponentMoments>& GetMoments() const { return m_Moments; }
+
+  /** The k-th object's (k from 1) centroid, covariance, principal moments and axes and
+   * bounding box, in the physical space of the output. */
+  volccl::ComponentShape GetShape(LabelType k) const;
+
 #ifdef ITK_USE_CONCEPT_CHECKING
   itkConceptMacro(SameDimension,
                   (Concept::SameDimension<InputImageDimension, OutputImageDimension>));
@@ -133,6 +148,9 @@ class ITK_TEMPLATE_EXPORT CudaConnectedComponentImageFilter
   volccl::Algorithm m_Algorithm = volccl::Algorithm::automatic;
   volccl::Backend m_Backend = volccl::Backend::automatic;
   volccl::LabelResult m_LabelResult;
+  bool m_ComputeStatistics = false;
+  std::vector<volccl::ComponentMoments> m_Moments;
+  volccl::ImageGeometry m_Geometry;
 };
 
 }  // namespace itk

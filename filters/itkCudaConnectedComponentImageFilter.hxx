@@ -7,6 +7,7 @@
 #include "itkImageRegionConstIterator.h"
 #include "itkImageRegionIterator.h"
 #include "volccl/volccl.h"
+#include "volcclLabelImage.h"
 
 namespace itk {
 
@@ -101,7 +102,12 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
   options.backend = m_Backend;
   std::vector<std::uint32_t> labels(extent.voxel_count());
   try {
-    m_LabelResult = volccl::label(foreground.data(), extent, labels.data(), options);
+    m_Moments.clear();
+    m_Geometry = volccl::GeometryOf(output);
+    m_LabelResult =
+        m_ComputeStatistics
+            ? volccl::label(foreground.data(), extent, labels.data(), m_Moments, options)
+            : volccl::label(foreground.data(), extent, labels.data(), options);
   } catch (const volccl::Error& error) {
     itkExceptionMacro(<< error.what());
   }
@@ -137,6 +143,16 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+volccl::ComponentShape CudaConnectedComponentImageFilter<TInputImage, TOutputImage,
+                                                         TMaskImage>::GetShape(LabelType k) const {
+  if (k == 0 || k > m_Moments.size()) {
+    itkExceptionMacro(<< "no statistics for object " << k << " (" << m_Moments.size()
+                      << " measured; ComputeStatistics is " << m_ComputeStatistics << ")");
+  }
+  return volccl::describe(m_Moments[k - 1], m_Geometry, ImageDimension);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
 void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::PrintSelf(
     std::ostream& os, Indent indent) const {
   Superclass::PrintSelf(os, indent);
@@ -149,6 +165,7 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::P
      << std::endl;
   os << indent << "Algorithm: " << volccl::to_string(m_Algorithm) << std::endl;
   os << indent << "Backend: " << volccl::to_string(m_Backend) << std::endl;
+  os << indent << "ComputeStatistics: " << m_ComputeStatistics << std::endl;
 }
 
 }  // namespace itk

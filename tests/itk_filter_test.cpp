@@ -4,19 +4,26 @@
 // several output pixel types, an origin, spacing and region index away from the defaults, and
 // inside a streamed pipeline that asks for pieces of the output. On the CPU backend, and on
 // CUDA where a device exists.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <itkConnectedComponentImageFilter.h>
 #include <itkImage.h>
 #include <itkImageRegionIterator.h>
+#include <itkLabelImageToShapeLabelMapFilter.h>
+#include <itkLabelMapToLabelImageFilter.h>
+#include <itkShapeOpeningLabelMapFilter.h>
 #include <itkStreamingImageFilter.h>
 
 #include "itkCudaConnectedComponentImageFilter.h"
+#include "itkCudaShapeLabelMapFilter.h"
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/volccl.h"
@@ -242,6 +249,103 @@ TEST(CudaConnectedComponentImageFilter, ProgressPrintSelfAndErrors) {
   filter->SetConnectivity(8);
   filter->SetAlgorithm(Algorithm::ke);
   EXPECT_NO_THROW(filter->Update());
+}
+
+// The LabelMap route: our map against LabelImageToShapeLabelMapFilter on ITK's labels (same
+// numbering), in a rotated, anisotropic space; painted back by LabelMapToLabelImageFilter it is
+// ITK's label image; after ShapeOpeningLabelMapFilter both maps paint the same image.
+template <unsigned D>
+void expect_shape_map_matches_itk(const InputImage<D>* input, bool fully_connected,
+                                  Backend backend) {
+  using LabelImage = itk::Image<unsigned, D>;
+  auto itk_labels = itk::ConnectedComponentImageFilter<InputImage<D>, LabelImage>::New();
+  itk_labels->SetInput(input);
+  itk_labels->SetFullyConnected(fully_connected);
+  auto itk_shapes = itk::LabelImageToShapeLabelMapFilter<LabelImage>::New();
+  itk_shapes->SetInput(itk_labels->GetOutput());
+  itk_shapes->Update();
+  using Ours = itk::CudaShapeLabelMapFilter<InputImage<D>>;
+  auto ours = Ours::New();
+  ours->SetInput(input);
+  ours->SetFullyConnected(fully_connected);
+  ours->SetBackend(backend);
+  ours->Update();
+  const auto* expected = itk_shapes->GetOutput();
+  const auto* actual = ours->GetOutput();
+  ASSERT_EQ(actual->GetNumberOfLabelObjects(), expected->GetNumberOfLabelObjects());
+  for (unsigned label = 1; label <= actual->GetNumberOfLabelObjects(); ++label) {
+    const auto* e = expected->GetLabelObject(label);
+    const auto* a = actual->GetLabelObject(label);
+    ASSERT_EQ(a->GetNumberOfPixels(), e->GetNumberOfPixels()) << "label " << label;
+    ASSERT_EQ(a->GetBoundingBox(), e->GetBoundingBox()) << "label " << label;
+    EXPECT_NEAR(a->GetPhysicalSize(), e->GetPhysicalSize(), 1e-9 * e->GetPhysicalSize());
+    double centroid_norm = 0, norm = 0;
+    for (unsigned i = 0; i < D; ++i) {
+      centroid_norm += e->GetCentroid()[i] * e->GetCentroid()[i];
+      norm = std::max(norm, std::fabs(e->GetPrincipalMoments()[i]));
+    }
+    for (unsigned i = 0; i < D; ++i) {
+      EXPECT_NEAR(a->GetCentroid()[i], e->GetCentroid()[i], 1e-9 * std::sqrt(centroid_norm));
+      EXPECT_NEAR(a->GetPrincipalMoments()[i], e->GetPrincipalMoments()[i],
+                  1e-9 * norm + 1e-12 * centroid_norm);
+    }
+    // Axes up to sign, where the moments are distinct and above ITK's rounding (a single voxel
+    // has moments of 1e-14 there, and any axes).
+    for (unsigned r = 0; r + 1 < D && norm > 1e-9 * centroid_norm; ++r) {
+      const double gap = e->GetPrincipalMoments()[r + 1] - e->GetPrincipalMoments()[r];
+      if (gap < 1e-6 * norm ||
+          (r > 0 && e->GetPrincipalMoments()[r] - e->GetPrincipalMoments()[r - 1] < 1e-6 * norm)) {
+        continue;
+      }
+      double dot = 0;
+      for (unsigned i = 0; i < D; ++i)
+        dot += a->GetPrincipalAxes()(r, i) * e->GetPrincipalAxes()(r, i);
+      EXPECT_NEAR(std::fabs(dot), 1.0, 1e-6)
+          << D << "D, label " << label << ", axis " << r << ": ITK " << e->GetPrincipalAxes()
+          << " volccl " << a->GetPrincipalAxes() << " moments " << e->GetPrincipalMoments();
+    }
+  }
+  auto painted = itk::LabelMapToLabelImageFilter<typename Ours::OutputImageType, LabelImage>::New();
+  painted->SetInput(ours->GetOutput());
+  painted->Update();
+  EXPECT_TRUE(same_buffers(itk_labels->GetOutput(), painted->GetOutput()));
+
+  auto open = [](const auto* map) {
+    using ShapeMap = std::remove_cv_t<std::remove_pointer_t<decltype(map)>>;
+    auto opening = itk::ShapeOpeningLabelMapFilter<ShapeMap>::New();
+    opening->SetInput(map);
+    opening->SetAttribute("NumberOfPixels");
+    opening->SetLambda(4);
+    auto paint = itk::LabelMapToLabelImageFilter<ShapeMap, LabelImage>::New();
+    paint->SetInput(opening->GetOutput());
+    paint->Update();
+    typename LabelImage::Pointer image = paint->GetOutput();
+    image->DisconnectPipeline();
+    return image;
+  };
+  EXPECT_TRUE(same_buffers(open(expected).GetPointer(), open(actual).GetPointer()));
+}
+
+TEST(CudaShapeLabelMapFilter, MatchesItksShapeLabelMapAndWorksWithItksLabelMapFilters) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  for (Backend backend : backends()) {
+    for (bool fully_connected : {false, true}) {
+      auto volume = random_image<3>({33, 27, 19}, 0.4, seed);
+      auto image = random_image<2>({97, 75, 1}, 0.5, seed + 1);
+      // A rotated direction, as in the statistics oracle.
+      itk::Image<short, 3>::DirectionType rotation;
+      const double c = std::cos(0.6), s = std::sin(0.6);
+      rotation.SetIdentity();
+      rotation(0, 0) = c, rotation(0, 1) = -s, rotation(1, 0) = s, rotation(1, 1) = c;
+      volume->SetDirection(rotation);
+      itk::Image<short, 2>::DirectionType rotation2;
+      rotation2(0, 0) = c, rotation2(0, 1) = -s, rotation2(1, 0) = s, rotation2(1, 1) = c;
+      image->SetDirection(rotation2);
+      expect_shape_map_matches_itk<3>(volume, fully_connected, backend);
+      expect_shape_map_matches_itk<2>(image, fully_connected, backend);
+    }
+  }
 }
 
 }  // namespace
