@@ -8,6 +8,7 @@
 //   filter->Update();                      // same output bytes, same GetObjectCount()
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <vector>
 
@@ -25,9 +26,12 @@ namespace itk {
  * foreground, FullyConnected and the mask as in CudaLabelingImageFilterBase): the objects are
  * numbered in raster order of their first pixel from 1 (from 0 when BackgroundValue is not 0,
  * skipping BackgroundValue, as ITK does), and background pixels get BackgroundValue. Beyond it:
- * SetConnectivity(18), SetAlgorithm, SetBackend, and ComputeStatisticsOn() with GetMoments() and
- * GetShape(k). Throws itk::ExceptionObject for an output pixel type too small for the object
- * count and for what volccl refuses (a too large image, no GPU when cuda was asked).
+ * SetConnectivity(18), SetAlgorithm, SetBackend, ComputeStatisticsOn() with GetMoments() and
+ * GetShape(k), and RelabelComponentImageFilter's options in the same pass: MinimumObjectSize
+ * (smaller objects become background), SortByObjectSize (largest first, ties in raster order, as
+ * ITK sorts) and NumberOfObjectsToKeep (the largest k; 0 keeps all). Throws itk::ExceptionObject
+ * for an output pixel type too small for the object count and for what volccl refuses (a too large
+ * image, no GPU when cuda was asked).
  *
  * \ingroup volccl
  */
@@ -65,13 +69,30 @@ class ITK_TEMPLATE_EXPORT CudaConnectedComponentImageFilter
   itkSetMacro(BackgroundValue, OutputImagePixelType);
   itkGetConstMacro(BackgroundValue, OutputImagePixelType);
 
+  /** Objects of fewer pixels become background (0, the default: none). */
+  itkSetMacro(MinimumObjectSize, SizeValueType);
+  itkGetConstMacro(MinimumObjectSize, SizeValueType);
+
+  /** Number the objects largest first (off by default: raster order of their first pixel). */
+  itkSetMacro(SortByObjectSize, bool);
+  itkGetConstReferenceMacro(SortByObjectSize, bool);
+  itkBooleanMacro(SortByObjectSize);
+
+  /** Keep only the largest k objects (ties: the first in raster order); 0, the default, keeps
+   * all. */
+  itkSetMacro(NumberOfObjectsToKeep, SizeValueType);
+  itkGetConstMacro(NumberOfObjectsToKeep, SizeValueType);
+
+  /** The number of objects before MinimumObjectSize and NumberOfObjectsToKeep removed some. */
+  itkGetConstMacro(OriginalNumberOfObjects, SizeValueType);
+
   /** Also measure every object (volccl/statistics.h): off by default. */
   itkSetMacro(ComputeStatistics, bool);
   itkGetConstReferenceMacro(ComputeStatistics, bool);
   itkBooleanMacro(ComputeStatistics);
 
   /** With ComputeStatistics, the exact moments of the last update: row k - 1 for the k-th
-   * object in raster order (label k when BackgroundValue is 0). */
+   * object (label k when BackgroundValue is 0). */
   const std::vector<volccl::ComponentMoments>& GetMoments() const { return m_Moments; }
 
   /** The k-th object's (k from 1) centroid, covariance, principal moments and axes and
@@ -92,7 +113,15 @@ class ITK_TEMPLATE_EXPORT CudaConnectedComponentImageFilter
   void GenerateData() override;
 
  private:
+  // With the relabel options: the new number of each of volccl's labels (0: removed), and the
+  // moments in the new order; ObjectCount becomes the number kept.
+  std::vector<std::uint32_t> Renumbering(const std::vector<std::uint32_t>& labels);
+
   OutputImagePixelType m_BackgroundValue = NumericTraits<OutputImagePixelType>::ZeroValue();
+  SizeValueType m_MinimumObjectSize = 0;
+  bool m_SortByObjectSize = false;
+  SizeValueType m_NumberOfObjectsToKeep = 0;
+  SizeValueType m_OriginalNumberOfObjects = 0;
   bool m_ComputeStatistics = false;
   std::vector<volccl::ComponentMoments> m_Moments;
   volccl::ImageGeometry m_Geometry;

@@ -105,6 +105,9 @@ class ITK_TEMPLATE_EXPORT CudaLabelingImageFilterBase
   // The volccl connectivity of an update: m_Connectivity, or FullyConnected's.
   int ResolvedConnectivity() const;
 
+  // For subclasses that remove objects after the labeling.
+  void SetObjectCount(LabelType count) { m_ObjectCount = count; }
+
  private:
   template <typename T>
   void SetAndModify(T& field, T value) {

@@ -19,6 +19,7 @@
 #include <itkImageRegionIterator.h>
 #include <itkLabelImageToShapeLabelMapFilter.h>
 #include <itkLabelMapToLabelImageFilter.h>
+#include <itkRelabelComponentImageFilter.h>
 #include <itkShapeOpeningLabelMapFilter.h>
 #include <itkStreamingImageFilter.h>
 
@@ -249,6 +250,59 @@ TEST(CudaConnectedComponentImageFilter, ProgressPrintSelfAndErrors) {
   filter->SetConnectivity(8);
   filter->SetAlgorithm(Algorithm::ke);
   EXPECT_NO_THROW(filter->Update());
+}
+
+// The relabel options against ConnectedComponentImageFilter + RelabelComponentImageFilter:
+// minimum size, sorting by size, and the largest k (ITK's sorted labels above k set to 0).
+TEST(CudaConnectedComponentImageFilter, RelabelOptionsMatchRelabelComponentImageFilter) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  using OutputImage = itk::Image<std::uint32_t, 3>;
+  const auto volume = random_image<3>({41, 29, 17}, 0.3, seed);
+  for (Backend backend : backends()) {
+    for (bool sort : {false, true}) {
+      for (itk::SizeValueType minimum : {0, 1, 3, 10}) {
+        for (itk::SizeValueType keep : {0, 1, 5}) {
+          auto itk_labels = itk::ConnectedComponentImageFilter<InputImage<3>, OutputImage>::New();
+          itk_labels->SetInput(volume);
+          auto relabel = itk::RelabelComponentImageFilter<OutputImage, OutputImage>::New();
+          relabel->SetInput(itk_labels->GetOutput());
+          relabel->SetMinimumObjectSize(minimum);
+          relabel->SetSortByObjectSize(sort || keep > 0);
+          relabel->Update();
+          auto ours = itk::CudaConnectedComponentImageFilter<InputImage<3>, OutputImage>::New();
+          ours->SetInput(volume);
+          ours->SetBackend(backend);
+          ours->SetMinimumObjectSize(minimum);
+          ours->SetSortByObjectSize(sort || keep > 0);
+          ours->SetNumberOfObjectsToKeep(keep);
+          ours->ComputeStatisticsOn();
+          ours->Update();
+          const std::string where = "minimum " + std::to_string(minimum) + ", sort " +
+                                    std::to_string(sort) + ", keep " + std::to_string(keep);
+          OutputImage::Pointer expected = relabel->GetOutput();
+          auto count = static_cast<itk::SizeValueType>(relabel->GetNumberOfObjects());
+          if (keep > 0) {
+            for (auto it =
+                     itk::ImageRegionIterator<OutputImage>(expected, expected->GetBufferedRegion());
+                 !it.IsAtEnd(); ++it) {
+              if (it.Get() > keep) it.Set(0);
+            }
+            count = std::min(count, keep);
+          }
+          EXPECT_EQ(ours->GetObjectCount(), count) << where;
+          EXPECT_EQ(ours->GetOriginalNumberOfObjects(), itk_labels->GetObjectCount()) << where;
+          EXPECT_TRUE(same_buffers(expected.GetPointer(), ours->GetOutput())) << where;
+          // The moments follow the new numbering.
+          ASSERT_EQ(ours->GetMoments().size(), count) << where;
+          for (itk::SizeValueType k = 1; k <= count; ++k) {
+            const auto& sizes = relabel->GetSizeOfObjectsInPixels();
+            EXPECT_EQ(ours->GetShape(k).count, sizes[k - 1]) << where << ", object " << k;
+          }
+        }
+      }
+    }
+  }
 }
 
 // The LabelMap route: our map against LabelImageToShapeLabelMapFilter on ITK's labels (same
