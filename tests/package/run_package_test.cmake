@@ -2,7 +2,9 @@
 # 1. cmake --install the build tree into WORK_DIR/prefix,
 # 2. configure WORK_DIR/consumer-build from the consumer project with CMAKE_PREFIX_PATH set to
 #    that prefix only (no package registry, no build tree), same generator and C++ compiler,
-# 3. build it and run the consumer.
+# 3. build it and run the consumer (with VOLCCL_CONSUMER_ARGS, a ;-list, when given; when
+#    VOLCCL_CONSUMER_OUTPUT is set, the run must have written that file).
+# VOLCCL_CONSUMER_DEFINES (a ;-list of NAME=VALUE) go to the consumer's configuration.
 cmake_minimum_required(VERSION 3.24)
 
 foreach(var VOLCCL_BUILD_DIR VOLCCL_CONSUMER_SOURCE_DIR VOLCCL_WORK_DIR VOLCCL_GENERATOR)
@@ -57,11 +59,17 @@ endif()
 if(VOLCCL_CUDA_ROOT)
   list(APPEND configure_args -DCUDAToolkit_ROOT=${VOLCCL_CUDA_ROOT})
 endif()
+foreach(define IN LISTS VOLCCL_CONSUMER_DEFINES)
+  list(APPEND configure_args -D${define})
+endforeach()
 
 run_step(configure ${CMAKE_COMMAND} ${configure_args})
 run_step(build ${CMAKE_COMMAND} --build ${consumer_build} --config ${VOLCCL_CONFIG})
 
 find_program(consumer_program consumer PATHS ${consumer_build} ${consumer_build}/${VOLCCL_CONFIG}
              NO_DEFAULT_PATH REQUIRED)
-run_step(run ${consumer_program})
+run_step(run ${consumer_program} ${VOLCCL_CONSUMER_ARGS})
+if(VOLCCL_CONSUMER_OUTPUT AND NOT EXISTS ${VOLCCL_CONSUMER_OUTPUT})
+  message(FATAL_ERROR "package test: the consumer did not write ${VOLCCL_CONSUMER_OUTPUT}")
+endif()
 message(STATUS "package test: passed")
