@@ -15,7 +15,8 @@ bundle_libs=../shared/tools/bundle-libs
 
 rm -rf .device
 "$bundle_libs" .device/bin "$build/tests/volccl_tests" "$build/tests/volccl_itk_tests" \
-  "$build/apps/volccl" "$build/bench/volccl-bench"
+  "$build/apps/volccl" "$build/bench/volccl-bench" "$build/bench/volccl-itk-bench" \
+  "$build/apps/examples/label_pipeline"
 
 # The volumes the ITK oracle test reads (tests/itk_oracle_test.cpp), about 5 MB.
 for volume in brain_itk_example/KmeansTest_T1UCharRaw.nii.gz \
