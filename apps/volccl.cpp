@@ -32,9 +32,9 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
-#include "itkOtsuThresholdImageFilter.h"
 #include "volccl/detail/step_clock.h"
 #include "volcclLabelImage.h"
+#include "volcclOtsuForeground.h"
 
 namespace fs = std::filesystem;
 
@@ -375,20 +375,7 @@ int ResolveConnectivity(const LabelCommand& command, const InputInformation& inf
 template <typename TPixel, unsigned VDimension>
 typename MaskImage<VDimension>::Pointer Binarize(const itk::Image<TPixel, VDimension>* image,
                                                  const Foreground& foreground) {
-  if (foreground.rule == Foreground::Rule::otsu) {
-    auto otsu =
-        itk::OtsuThresholdImageFilter<itk::Image<TPixel, VDimension>, MaskImage<VDimension>>::New();
-    otsu->SetInput(image);
-    // ITK puts voxels at or below the threshold "inside"; the foreground is above it. 256 bins
-    // and the bins' midpoints, as scikit-image's threshold_otsu: the counts of the real volumes
-    // then match those published with them (and the tests').
-    otsu->SetInsideValue(0);
-    otsu->SetOutsideValue(1);
-    otsu->SetNumberOfHistogramBins(256);
-    otsu->SetReturnBinMidpoint(true);
-    otsu->Update();
-    return otsu->GetOutput();
-  }
+  if (foreground.rule == Foreground::Rule::otsu) return volccl::OtsuForeground(image);
   auto mask = MaskImage<VDimension>::New();
   mask->CopyInformation(image);  // spacing, origin and direction
   mask->SetRegions(image->GetBufferedRegion());

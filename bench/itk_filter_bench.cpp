@@ -19,9 +19,9 @@
 #include "itkCudaConnectedComponentImageFilter.h"
 #include "itkImage.h"
 #include "itkImageFileReader.h"
-#include "itkOtsuThresholdImageFilter.h"
 #include "volccl/data/generators.h"
 #include "volccl/volccl.h"
+#include "volcclOtsuForeground.h"
 
 namespace {
 
@@ -32,16 +32,8 @@ MaskImage::Pointer otsu_mask(const std::string& path) {
   using Intensity = itk::Image<float, 3>;
   auto reader = itk::ImageFileReader<Intensity>::New();
   reader->SetFileName(path);
-  auto otsu = itk::OtsuThresholdImageFilter<Intensity, MaskImage>::New();
-  otsu->SetInput(reader->GetOutput());
-  otsu->SetInsideValue(0);
-  otsu->SetOutsideValue(1);
-  otsu->SetNumberOfHistogramBins(256);
-  otsu->SetReturnBinMidpoint(true);
-  otsu->Update();
-  MaskImage::Pointer mask = otsu->GetOutput();
-  mask->DisconnectPipeline();
-  return mask;
+  reader->Update();
+  return volccl::OtsuForeground(reader->GetOutput());
 }
 
 MaskImage::Pointer random_mask() {

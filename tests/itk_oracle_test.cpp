@@ -23,13 +23,13 @@
 #include <itkImage.h>
 #include <itkImageFileReader.h>
 #include <itkLabelImageToShapeLabelMapFilter.h>
-#include <itkOtsuThresholdImageFilter.h>
 
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
 #include "volccl/statistics.h"
 #include "volccl/volccl.h"
+#include "volcclOtsuForeground.h"
 
 namespace volccl::test {
 namespace {
@@ -165,22 +165,13 @@ std::filesystem::path data_directory() {
   return VOLCCL_SHARED_DATA;
 }
 
-// A brain MRI binarized as YACCLAB does: voxels brighter than the Otsu threshold are 1. The
-// threshold is the midpoint of the best of 256 histogram bins, as scikit-image's
-// threshold_otsu computes it, which gives the component counts of the data directory's README
-// (ITK's defaults, 128 bins and the bin's upper edge, give 48 instead of 49 for ch2bet).
+// A brain MRI binarized as YACCLAB does (volccl::OtsuForeground).
 Volume read_otsu_binarized(const std::filesystem::path& path) {
   using IntensityImage = itk::Image<float, 3>;
   auto reader = itk::ImageFileReader<IntensityImage>::New();
   reader->SetFileName(path.string());
-  auto otsu = itk::OtsuThresholdImageFilter<IntensityImage, MaskImage>::New();
-  otsu->SetInput(reader->GetOutput());
-  otsu->SetInsideValue(0);
-  otsu->SetOutsideValue(1);
-  otsu->SetNumberOfHistogramBins(256);
-  otsu->SetReturnBinMidpoint(true);
-  otsu->Update();
-  const MaskImage* mask = otsu->GetOutput();
+  reader->Update();
+  const MaskImage::Pointer mask = OtsuForeground(reader->GetOutput());
   const MaskImage::SizeType size = mask->GetLargestPossibleRegion().GetSize();
   Volume volume{{size[0], size[1], size[2]}, {}};
   volume.voxels.assign(mask->GetBufferPointer(),
