@@ -36,10 +36,11 @@ bool operator==(const ComponentMoments& a, const ComponentMoments& b);
 // StatisticsStrategy (types.h) says how the GPU gathers the moments (the CPU backend computes them
 // in one pass after labeling whatever the strategy; the integers, and so every derived value, are
 // the same bits):
-// - late: after the labels are final, one pass over the label image; runs of voxels along x are
-//   summed in registers, runs of one label across a warp are reduced with warp intrinsics, then
-//   per thread block in shared memory, and one atomic per moment goes to global memory for each
-//   label a thread block holds (LE/TM paper Sec. III-D).
+// - late: after the labels are final, one pass over the label image (LE/TM paper Sec. III-D);
+//   runs of voxels along x are summed in registers, relative to the thread block's region,
+//   reduced across a warp with warp intrinsics and per region in shared memory; a label that
+//   leaves the region adds its sums to the table by atomics, one per moment, and the others are
+//   written with plain stores.
 // - fused: gathered while the labels are written (HA4 paper Alg. 6's idea): BUF, BUF-IC, BKE
 //   and BKE-IC sum each 2x2x2 (2x2) block in registers in their final labeling step, which
 //   saves reading the labels back.
