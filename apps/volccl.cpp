@@ -71,6 +71,13 @@ struct LabelCommand {
   bool timings = false;
 };
 
+struct StatsCommand {
+  std::string input;
+  std::string output;
+  bool force = false;
+  bool quiet = false;
+};
+
 // Milliseconds of the steps around the labeling, for --timings.
 struct CommandTimings {
   double read_ms = 0;
@@ -228,6 +235,25 @@ CLI::App* AddLabelCommand(CLI::App& app, LabelCommand& command) {
   return label;
 }
 
+CLI::App* AddStatsCommand(CLI::App& app, StatsCommand& command) {
+  CLI::App* stats = app.add_subcommand(
+      "stats",
+      "Measure the components of an existing label image (0 background, labels 1..N, from "
+      "volccl, ITK or anywhere) on the CPU and write the statistics of `volccl label --stats`");
+  stats
+      ->add_option("LABELS", command.input,
+                   "Label image of non-negative integer values, in any format ITK reads")
+      ->required();
+  stats
+      ->add_option("-o,--output", command.output,
+                   "Statistics to write: FILE.csv or FILE.json, one row per label present, "
+                   "the columns of volccl label --stats")
+      ->required();
+  stats->add_flag("--force", command.force, "Overwrite OUTPUT if it exists");
+  stats->add_flag("-q,--quiet", command.quiet, "Print nothing but errors");
+  return stats;
+}
+
 volccl::LabelOptions MakeLabelOptions(const LabelCommand& command) {
   volccl::LabelOptions options;
   options.algorithm = volccl::parse_algorithm(command.algorithm);
@@ -283,26 +309,29 @@ void CheckOutput(const fs::path& output, const fs::path& input, bool force) {
   }
 }
 
-void CheckStatsOutput(const fs::path& stats, const fs::path& input, const fs::path& output,
-                      bool force) {
-  if (!stats.has_filename()) throw CommandError("--stats " + Quoted(stats) + " names no file");
+// `what` names the file in messages: "--stats" (volccl label) or "OUTPUT" (volccl stats).
+void CheckStatsOutput(const std::string& what, const fs::path& stats, const fs::path& input,
+                      const fs::path& output, bool force) {
+  const std::string named = what + " " + Quoted(stats);
+  if (!stats.has_filename()) throw CommandError(named + " names no file");
   const std::string extension = stats.extension().string();
   if (extension != ".csv" && extension != ".json") {
-    throw CommandError("--stats " + Quoted(stats) + ": the file must end in .csv or .json");
+    throw CommandError(named + ": the file must end in .csv or .json");
   }
   if (fs::exists(stats)) {
     if (fs::equivalent(stats, input)) {
-      throw CommandError("--stats " + Quoted(stats) + " is the INPUT; volccl never overwrites it");
+      throw CommandError(named + " is the INPUT; volccl never overwrites it");
     }
-    if (fs::is_directory(stats)) throw CommandError("--stats " + Quoted(stats) + " is a directory");
-    if (!force) throw CommandError("--stats " + Quoted(stats) + " exists; --force overwrites it");
+    if (fs::is_directory(stats)) throw CommandError(named + " is a directory");
+    if (!force) throw CommandError(named + " exists; --force overwrites it");
   }
-  if (fs::absolute(stats).lexically_normal() == fs::absolute(output).lexically_normal()) {
-    throw CommandError("--stats " + Quoted(stats) + " is also OUTPUT");
+  if (!output.empty() &&
+      fs::absolute(stats).lexically_normal() == fs::absolute(output).lexically_normal()) {
+    throw CommandError(named + " is also OUTPUT");
   }
   const fs::path directory = DirectoryOf(stats);
   if (!fs::is_directory(directory)) {
-    throw CommandError("cannot write --stats " + Quoted(stats) + ": " + Quoted(directory) +
+    throw CommandError("cannot write " + named + ": " + Quoted(directory) +
                        (fs::exists(directory) ? " is not a directory" : " does not exist"));
   }
 }
@@ -649,8 +678,10 @@ std::vector<std::string> StatsRow(std::uint32_t label, const volccl::ComponentSh
   return row;
 }
 
+// One row per label that has voxels (a label image from elsewhere may skip some).
 template <unsigned VDimension>
-void WriteStatsFile(const volccl::LabeledImage<VDimension>& labeled, const fs::path& stats,
+void WriteStatsFile(const std::vector<volccl::ComponentMoments>& moments,
+                    const volccl::ImageGeometry& geometry, const fs::path& stats,
                     const fs::path& staged) {
   std::ofstream file(staged);
   const std::vector<std::string> columns = StatsColumns<VDimension>();
@@ -665,12 +696,14 @@ void WriteStatsFile(const volccl::LabeledImage<VDimension>& labeled, const fs::p
     for (std::size_t c = 0; c < columns.size(); ++c) file << (c ? "," : "") << columns[c];
     file << '\n';
   }
-  for (std::size_t i = 0; i < labeled.Moments.size(); ++i) {
-    const volccl::ComponentShape shape =
-        volccl::describe(labeled.Moments[i], labeled.Geometry, VDimension);
+  bool first = true;
+  for (std::size_t i = 0; i < moments.size(); ++i) {
+    if (moments[i].count == 0) continue;
+    const volccl::ComponentShape shape = volccl::describe(moments[i], geometry, VDimension);
     const std::vector<std::string> row =
         StatsRow<VDimension>(static_cast<std::uint32_t>(i + 1), shape);
-    if (json) file << (i ? ",\n  [" : "\n  [");
+    if (json) file << (first ? "\n  [" : ",\n  [");
+    first = false;
     for (std::size_t c = 0; c < row.size(); ++c) file << (c ? (json ? ", " : ",") : "") << row[c];
     if (json)
       file << ']';
@@ -700,7 +733,8 @@ int LabelAndWrite(const itk::ImageIOBase& io, const LabelCommand& command) {
   WriteLabels(labeled.Labels.GetPointer(), output, staging);
   timings.write_ms = stopwatch.lap();
   if (stats_staging) {
-    WriteStatsFile(labeled, command.stats, stats_staging->StagedOutput());
+    WriteStatsFile<VDimension>(labeled.Moments, labeled.Geometry, command.stats,
+                               stats_staging->StagedOutput());
     timings.stats_write_ms = stopwatch.lap();
   }
   staging.Commit(input, command.force);
@@ -719,13 +753,75 @@ int RunLabel(const LabelCommand& requested) {
   CheckInput(requested.input);
   CheckOutput(requested.output, requested.input, requested.force);
   if (!requested.stats.empty()) {
-    CheckStatsOutput(requested.stats, requested.input, requested.output, requested.force);
+    CheckStatsOutput("--stats", requested.stats, requested.input, requested.output,
+                     requested.force);
   }
   const InputInformation information = ReadInputInformation(requested.input);
   LabelCommand command = requested;
   command.connectivity = ResolveConnectivity(requested, information);
   return information.dimension == 2 ? LabelAndWrite<2>(*information.io, command)
                                     : LabelAndWrite<3>(*information.io, command);
+}
+
+// ---- volccl stats -------------------------------------------------------------------------------
+
+template <unsigned VDimension>
+int MeasureAndWrite(const StatsCommand& command) {
+  using LabelImage = itk::Image<std::uint32_t, VDimension>;
+  using ValueImage = itk::Image<double, VDimension>;
+  const fs::path input = command.input;
+  typename ValueImage::Pointer values;
+  try {
+    values = itk::ReadImage<ValueImage>(input.string());
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot read LABELS " + Quoted(input) + ": " + error.GetDescription());
+  }
+  // Labels as uint32, refusing what is not one: a negative, fractional or too large value.
+  auto labels = LabelImage::New();
+  labels->CopyInformation(values);
+  labels->SetRegions(values->GetBufferedRegion());
+  labels->Allocate();
+  const std::size_t voxels = values->GetBufferedRegion().GetNumberOfPixels();
+  std::uint32_t largest = 0;
+  for (std::size_t i = 0; i < voxels; ++i) {
+    const double value = values->GetBufferPointer()[i];
+    if (!(value >= 0 && value <= volccl::max_voxel_count && value == std::floor(value))) {
+      throw CommandError(Quoted(input) + " holds the value " + std::to_string(value) +
+                         ", which is not a label (labels are integers from 0 to " +
+                         std::to_string(volccl::max_voxel_count) + ")");
+    }
+    const auto label = static_cast<std::uint32_t>(value);
+    labels->GetBufferPointer()[i] = label;
+    largest = std::max(largest, label);
+  }
+  values = nullptr;
+  const auto& size = labels->GetBufferedRegion().GetSize();
+  const volccl::Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
+
+  volccl::detail::StepClock stopwatch;
+  const std::vector<volccl::ComponentMoments> moments =
+      volccl::measure(labels->GetBufferPointer(), extent, largest);
+  const double measure_ms = stopwatch.lap();
+
+  const StagingDirectory staging(command.output);
+  WriteStatsFile<VDimension>(moments, volccl::GeometryOf(labels.GetPointer()), command.output,
+                             staging.StagedOutput());
+  staging.Commit(input, command.force);
+  if (!command.quiet) {
+    const auto present = std::count_if(moments.begin(), moments.end(),
+                                       [](const volccl::ComponentMoments& m) { return m.count; });
+    std::cout << "measured " << SizeOf(labels.GetPointer()) << ": " << present
+              << (present == 1 ? " label" : " labels") << " (on CPU, " << FormatMs(measure_ms)
+              << " ms)\n";
+  }
+  return 0;
+}
+
+int RunStats(const StatsCommand& command) {
+  CheckInput(command.input);
+  CheckStatsOutput("OUTPUT", command.output, command.input, "", command.force);
+  const InputInformation information = ReadInputInformation(command.input);
+  return information.dimension == 2 ? MeasureAndWrite<2>(command) : MeasureAndWrite<3>(command);
 }
 
 // One line: ITK descriptions span several lines, and the library's messages start with
@@ -755,6 +851,8 @@ int main(int argc, char** argv) {
   app.footer("Example: volccl label data/samples/brain_t1.nii.gz --otsu -o labels.nii.gz");
   LabelCommand command;
   const CLI::App* label = AddLabelCommand(app, command);
+  StatsCommand stats_command;
+  const CLI::App* stats = AddStatsCommand(app, stats_command);
   try {
     app.parse(argc, argv);
     // An algorithm that cannot label with the connectivity asked for (buf with 6, ha4 with 26).
@@ -766,13 +864,14 @@ int main(int argc, char** argv) {
     if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
       return app.exit(error);  // --help, --version
     }
-    PrintError(std::string(error.what()) +
-               (label->parsed() ? " (see volccl label --help)" : " (see volccl --help)"));
+    PrintError(std::string(error.what()) + (label->parsed()   ? " (see volccl label --help)"
+                                            : stats->parsed() ? " (see volccl stats --help)"
+                                                              : " (see volccl --help)"));
     return 2;
   }
 
   try {
-    return RunLabel(command);
+    return stats->parsed() ? RunStats(stats_command) : RunLabel(command);
   } catch (const volccl::NoCudaDevice& error) {
     PrintError(std::string(error.what()) + "; --device cpu or --device auto labels on the CPU");
   } catch (const itk::ExceptionObject& error) {

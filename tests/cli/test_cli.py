@@ -762,8 +762,8 @@ def quiet(cli, work):
 def help_and_version(cli, work):
     main_help = cli.run("--help")
     expect_success(main_help)
-    expect("label" in main_help.stdout, "volccl --help does not name label:\n" +
-           describe(main_help))
+    expect("label" in main_help.stdout and "stats" in main_help.stdout,
+           "volccl --help does not name label and stats:\n" + describe(main_help))
     label_help = cli.run("label", "--help")
     expect_success(label_help)
     for option in ("INPUT", "--output", "--connectivity", "--algorithm", "--device", "--otsu",
@@ -924,6 +924,54 @@ def stats_errors(cli, work):
     expect_success(result)
     _, rows = read_stats_csv(os.path.join(work, "stats.csv"))
     expect(len(rows) == SAMPLE_OTSU_COMPONENTS, f"{len(rows)} rows")
+
+
+@case
+def stats_subcommand(cli, work):
+    """volccl stats on volccl's own labels writes what volccl label --stats wrote; on labels
+    from elsewhere (gaps, any order) one row per label present; refuses non-labels."""
+    expect_success(cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", "--stats",
+                           "from_label.csv", "-q", cwd=work))
+    result = cli.run("stats", "labels.nii.gz", "-o", "from_stats.csv", cwd=work)
+    expect_success(result)
+    expect(re.fullmatch(r"measured 128x128x62 voxels: 17 labels \(on CPU, [0-9.e+-]+ ms\)\n",
+                        result.stdout), f"unexpected summary {result.stdout!r}")
+    with open(os.path.join(work, "from_label.csv")) as a, \
+            open(os.path.join(work, "from_stats.csv")) as b:
+        expect(a.read() == b.read(), "volccl stats and volccl label --stats differ")
+    expect_success(cli.run("stats", "labels.nii.gz", "-o", "from_stats.json", "-q", cwd=work))
+    columns, rows = read_stats_json(os.path.join(work, "from_stats.json"))
+    expect(len(rows) == SAMPLE_OTSU_COMPONENTS and "bounding_box_max_z" in columns,
+           f"{len(rows)} JSON rows")
+
+    # Labels 7 and 3 only, in a 2D image with a geometry: rows for 3 and 7, in label order.
+    size = (6, 4)
+    labels = [0] * 24
+    for index in (1, 2, 8):
+        labels[index] = 7
+    labels[20] = 3
+    write_mha(os.path.join(work, "gaps.mha"), size, labels, "MET_UINT", (2.0, 0.5), (1.0, 1.0))
+    expect_success(cli.run("stats", "gaps.mha", "-o", "gaps.csv", "-q", cwd=work))
+    _, rows = read_stats_csv(os.path.join(work, "gaps.csv"))
+    expect([(row["label"], row["count"]) for row in rows] == [(3, 1), (7, 3)], f"rows {rows}")
+    seven = rows[1]
+    # Pixels (1, 0), (2, 0), (2, 1): index centroid (5/3, 1/3), physical 1 + 2 x, 1 + 0.5 y.
+    expect(abs(seven["centroid_index_x"] - 5 / 3) < 1e-12 and
+           abs(seven["centroid_x"] - (1 + 2 * 5 / 3)) < 1e-12 and
+           abs(seven["centroid_y"] - (1 + 0.5 / 3)) < 1e-12, f"label 7: {seven}")
+
+    write_mha(os.path.join(work, "negative.mha"), (3, 2), [0, 1, -2, 0, 1, 1], "MET_SHORT")
+    expect_error(cli.run("stats", "negative.mha", "-o", "negative.csv", cwd=work), 1,
+                 "not a label")
+    write_mha(os.path.join(work, "fraction.mha"), (3, 2), [0, 1.5, 0, 0, 1, 1], "MET_FLOAT")
+    expect_error(cli.run("stats", "fraction.mha", "-o", "fraction.csv", cwd=work), 1,
+                 "not a label")
+    expect_error(cli.run("stats", "gaps.mha", "-o", "gaps.csv", cwd=work), 1, "exists",
+                 "--force")
+    expect_error(cli.run("stats", "gaps.mha", "-o", "gaps.txt", cwd=work), 1, ".csv or .json")
+    expect_error(cli.run("stats", "missing.mha", "-o", "x.csv", cwd=work), 1, "does not exist")
+    expect_files(work, ["from_label.csv", "from_stats.csv", "from_stats.json", "labels.nii.gz",
+                        "gaps.mha", "gaps.csv", "negative.mha", "fraction.mha"])
 
 
 def main():
