@@ -113,10 +113,6 @@ class ITK_TEMPLATE_EXPORT CudaConnectedComponentImageFilter
   void GenerateData() override;
 
  private:
-  // With the relabel options: the new number of each of volccl's labels (0: removed), and the
-  // moments in the new order; ObjectCount becomes the number kept.
-  std::vector<std::uint32_t> Renumbering(const std::vector<std::uint32_t>& labels);
-
   OutputImagePixelType m_BackgroundValue = NumericTraits<OutputImagePixelType>::ZeroValue();
   SizeValueType m_MinimumObjectSize = 0;
   bool m_SortByObjectSize = false;

@@ -1,12 +1,11 @@
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "itkCudaConnectedComponentImageFilter.h"
 #include "itkImageRegionIterator.h"
+#include "volccl/relabel.h"
 #include "volcclLabelImage.h"
 
 namespace itk {
@@ -21,9 +20,17 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
   std::vector<std::uint32_t> labels;
   this->Label(region, labels, m_ComputeStatistics ? &m_Moments : nullptr, 0.8f);
   m_OriginalNumberOfObjects = this->GetObjectCount();
-  const bool relabel = m_MinimumObjectSize > 0 || m_SortByObjectSize || m_NumberOfObjectsToKeep > 0;
-  const std::vector<std::uint32_t> renumbering =
-      relabel ? Renumbering(labels) : std::vector<std::uint32_t>();
+  volccl::RelabelOptions relabeling;
+  relabeling.minimum_size = m_MinimumObjectSize;
+  relabeling.keep_largest = static_cast<std::uint32_t>(m_NumberOfObjectsToKeep);
+  relabeling.sort_by_size = m_SortByObjectSize;
+  if (volccl::relabels(relabeling)) {
+    const volccl::Extent3 extent{region.GetSize(0), region.GetSize(1),
+                                 ImageDimension == 3 ? region.GetSize(ImageDimension - 1) : 1};
+    this->SetObjectCount(volccl::relabel(labels.data(), extent,
+                                         static_cast<std::uint32_t>(m_OriginalNumberOfObjects),
+                                         relabeling, m_ComputeStatistics ? &m_Moments : nullptr));
+  }
 
   const LabelType count = this->GetObjectCount();
   if (count > static_cast<SizeValueType>(NumericTraits<OutputPixelType>::max())) {
@@ -39,8 +46,7 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
   // BackgroundValue on.
   const auto background = static_cast<std::int64_t>(m_BackgroundValue);
   ImageRegionIterator<OutputImageType> out(output, region);
-  for (std::uint32_t label : labels) {
-    if (relabel) label = renumbering[label];
+  for (const std::uint32_t label : labels) {
     if (label == 0) {
       out.Set(m_BackgroundValue);
     } else {
@@ -51,42 +57,6 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
     ++out;
   }
   this->UpdateProgress(1.0f);
-}
-
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
-std::vector<std::uint32_t>
-CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::Renumbering(
-    const std::vector<std::uint32_t>& labels) {
-  const std::uint32_t count = static_cast<std::uint32_t>(m_OriginalNumberOfObjects);
-  std::vector<SizeValueType> sizes(count + 1, 0);
-  for (const std::uint32_t label : labels) ++sizes[label];
-  std::vector<std::uint32_t> kept;  // volccl's labels, in the new order
-  for (std::uint32_t label = 1; label <= count; ++label) {
-    if (sizes[label] >= m_MinimumObjectSize) kept.push_back(label);
-  }
-  const auto larger = [&](std::uint32_t a, std::uint32_t b) {
-    return sizes[a] > sizes[b] || (sizes[a] == sizes[b] && a < b);
-  };
-  if (m_NumberOfObjectsToKeep > 0 && kept.size() > m_NumberOfObjectsToKeep) {
-    std::vector<std::uint32_t> largest = kept;
-    std::nth_element(largest.begin(), largest.begin() + (m_NumberOfObjectsToKeep - 1),
-                     largest.end(), larger);
-    const std::uint32_t last = largest[m_NumberOfObjectsToKeep - 1];
-    kept.erase(std::remove_if(kept.begin(), kept.end(),
-                              [&](std::uint32_t label) { return larger(last, label); }),
-               kept.end());
-  }
-  if (m_SortByObjectSize) std::sort(kept.begin(), kept.end(), larger);
-
-  std::vector<std::uint32_t> renumbering(count + 1, 0);
-  std::vector<volccl::ComponentMoments> moments;
-  for (std::size_t k = 0; k < kept.size(); ++k) {
-    renumbering[kept[k]] = static_cast<std::uint32_t>(k + 1);
-    if (!m_Moments.empty()) moments.push_back(m_Moments[kept[k] - 1]);
-  }
-  if (!m_Moments.empty()) m_Moments = std::move(moments);
-  this->SetObjectCount(kept.size());
-  return renumbering;
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>

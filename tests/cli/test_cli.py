@@ -926,6 +926,44 @@ def stats_errors(cli, work):
     expect(len(rows) == SAMPLE_OTSU_COMPONENTS, f"{len(rows)} rows")
 
 
+def relabeled(labels, count, minimum=0, largest=0, by_size=False):
+    """RelabelComponentImageFilter's numbering: small components removed, the largest kept,
+    largest first when by_size (ties by label)."""
+    sizes = [0] * (count + 1)
+    for value in labels:
+        sizes[value] += 1
+    kept = [label for label in range(1, count + 1) if sizes[label] >= minimum]
+    order = sorted(kept, key=lambda label: (-sizes[label], label))
+    if largest:
+        kept = [label for label in kept if label in order[:largest]]
+    if by_size:
+        kept = sorted(kept, key=lambda label: (-sizes[label], label))
+    number = {label: k + 1 for k, label in enumerate(kept)}
+    return [number.get(value, 0) for value in labels], len(kept)
+
+
+@case
+def relabel_options(cli, work):
+    random.seed(5)
+    size = (23, 19, 7)
+    mask = [1 if random.random() < 0.3 else 0 for _ in range(23 * 19 * 7)]
+    write_mha(os.path.join(work, "input.mha"), size, mask, "MET_UCHAR")
+    labels, count = label(mask, size, 6)
+    for options, (minimum, largest, by_size) in (
+            (("--min-size", "3"), (3, 0, False)),
+            (("--sort-by-size",), (0, 0, True)),
+            (("--largest", "4"), (0, 4, False)),
+            (("--min-size", "2", "--largest", "5", "--sort-by-size"), (2, 5, True))):
+        result = cli.run("label", "input.mha", "-o", "labels.mha", "--connectivity", "6",
+                         "--force", *options, cwd=work)
+        expect_success(result)
+        expected, kept = relabeled(labels, count, minimum, largest, by_size)
+        _, written = read_meta(os.path.join(work, "labels.mha"))
+        expect(list(written) == expected, f"{options}: labels differ")
+        expect(parse_summary(result.stdout.rstrip("\n"))[1] == kept,
+               f"{options}: summary {result.stdout!r}, expected {kept} components")
+
+
 @case
 def stats_subcommand(cli, work):
     """volccl stats on volccl's own labels writes what volccl label --stats wrote; on labels
