@@ -32,6 +32,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
+#include "volccl/data/generators.h"
 #include "volccl/detail/step_clock.h"
 #include "volccl/relabel.h"
 #include "volcclLabelImage.h"
@@ -78,6 +79,23 @@ struct StatsCommand {
   std::string output;
   bool force = false;
   bool quiet = false;
+};
+
+struct GenerateCommand {
+  std::string kind;
+  std::string output;
+  std::vector<std::uint64_t> size = {256, 256, 256};
+  double density = 0.3;
+  unsigned granularity = 1;
+  std::uint32_t seed = 1;
+  unsigned order = 4;
+  unsigned gap = 2;
+  bool force = false;
+  bool quiet = false;
+};
+
+struct InfoCommand {
+  std::string input;
 };
 
 // Milliseconds of the steps around the labeling, for --timings.
@@ -268,6 +286,50 @@ CLI::App* AddStatsCommand(CLI::App& app, StatsCommand& command) {
   return stats;
 }
 
+CLI::App* AddGenerateCommand(CLI::App& app, GenerateCommand& command) {
+  CLI::App* generate = app.add_subcommand(
+      "generate",
+      "Write a synthetic binary volume or image (DESIGN.md's test and benchmark inputs) as uint8 "
+      "0/1: random (YACCLAB's density x granularity, MT19937), hilbert (a 3D Hilbert curve), "
+      "spiral, checkerboard or shells");
+  generate->add_option("KIND", command.kind, "random, hilbert, spiral, checkerboard or shells")
+      ->required()
+      ->check(CLI::IsMember({"random", "hilbert", "spiral", "checkerboard", "shells"}));
+  generate
+      ->add_option("-o,--output", command.output,
+                   "File to write, in any format ITK writes (.nii.gz, .mha, .nrrd, .png, .tif)")
+      ->required();
+  generate
+      ->add_option("--size", command.size,
+                   "X,Y[,Z]: two numbers for a 2D image (random, spiral, checkerboard); hilbert "
+                   "takes one side, a power of two; default 256,256,256")
+      ->delimiter(',')
+      ->expected(1, 3);
+  generate->add_option("--density", command.density, "random: foreground fraction, 0..1")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  generate->add_option("--granularity", command.granularity, "random: cell side in voxels")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  generate->add_option("--seed", command.seed, "random: the MT19937 seed")->capture_default_str();
+  generate->add_option("--order", command.order, "hilbert: the curve's order, 1..log2(side)")
+      ->capture_default_str();
+  generate->add_option("--gap", command.gap, "shells: voxels between neighbouring shells")
+      ->capture_default_str();
+  generate->add_flag("--force", command.force, "Overwrite OUTPUT if it exists");
+  generate->add_flag("-q,--quiet", command.quiet, "Print nothing but errors");
+  return generate;
+}
+
+CLI::App* AddInfoCommand(CLI::App& app, InfoCommand& command) {
+  CLI::App* info = app.add_subcommand(
+      "info",
+      "Print an image's size, spacing, origin, pixel type and foreground (non-zero) fraction, "
+      "and whether a CUDA GPU is usable");
+  info->add_option("INPUT", command.input, "Image in any format ITK reads")->required();
+  return info;
+}
+
 volccl::LabelOptions MakeLabelOptions(const LabelCommand& command) {
   volccl::LabelOptions options;
   options.algorithm = volccl::parse_algorithm(command.algorithm);
@@ -292,7 +354,8 @@ fs::path DirectoryOf(const fs::path& file) {
   return file.has_parent_path() ? file.parent_path() : fs::path(".");
 }
 
-void CheckOutput(const fs::path& output, const fs::path& input, bool force) {
+// `labels`: OUTPUT must hold uint32 (volccl label); volccl generate writes uint8 masks.
+void CheckOutput(const fs::path& output, const fs::path& input, bool force, bool labels = true) {
   if (!output.has_filename()) throw CommandError("OUTPUT " + Quoted(output) + " names no file");
   if (fs::exists(output)) {
     if (fs::equivalent(output, input)) {
@@ -317,7 +380,7 @@ void CheckOutput(const fs::path& output, const fs::path& input, bool force) {
                        Quoted(output.extension()) + " files (use .nii.gz, .nii, .mha or .nrrd)");
   }
   const std::string format = writer->GetNameOfClass();
-  if (format == "PNGImageIO" || format == "JPEGImageIO" || format == "BMPImageIO") {
+  if (labels && (format == "PNGImageIO" || format == "JPEGImageIO" || format == "BMPImageIO")) {
     throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + Quoted(output.extension()) +
                        " files cannot hold uint32 labels (use .nii.gz, .nii, .mha, .nrrd or .tif)");
   }
@@ -581,9 +644,9 @@ std::string DeviceDescription(const volccl::LabelResult& result) {
 }
 
 // "128x128x62 voxels" or "640x480 pixels".
-template <unsigned VDimension>
-std::string SizeOf(const volccl::LabelImageType<VDimension>* labels) {
-  const auto& size = labels->GetBufferedRegion().GetSize();
+template <typename TPixel, unsigned VDimension>
+std::string SizeOf(const itk::Image<TPixel, VDimension>* image) {
+  const auto& size = image->GetBufferedRegion().GetSize();
   std::string text = std::to_string(size[0]);
   for (unsigned axis = 1; axis < VDimension; ++axis) text += "x" + std::to_string(size[axis]);
   return text + (VDimension == 3 ? " voxels" : " pixels");
@@ -786,6 +849,114 @@ int RunLabel(const LabelCommand& requested) {
                                     : LabelAndWrite<3>(*information.io, command);
 }
 
+// ---- volccl generate and volccl info ------------------------------------------------------------
+
+template <unsigned VDimension>
+void WriteMask(const volccl::data::Volume& volume, const fs::path& output, bool force) {
+  using Image = itk::Image<std::uint8_t, VDimension>;
+  auto image = Image::New();
+  typename Image::SizeType size;
+  const std::uint64_t sides[3] = {volume.extent.x, volume.extent.y, volume.extent.z};
+  for (unsigned i = 0; i < VDimension; ++i) size[i] = sides[i];
+  image->SetRegions(size);
+  image->Allocate();
+  std::copy(volume.voxels.begin(), volume.voxels.end(), image->GetBufferPointer());
+  const StagingDirectory staging(output);
+  try {
+    itk::WriteImage(image.GetPointer(), staging.StagedOutput().string());
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + error.GetDescription());
+  }
+  staging.Commit("", force);
+}
+
+int RunGenerate(const GenerateCommand& command) {
+  CheckOutput(command.output, "", command.force, false);
+  const std::vector<std::uint64_t>& size = command.size;
+  const bool image = size.size() == 2;
+  if (command.kind == "hilbert" && size.size() != 1 &&
+      size != std::vector<std::uint64_t>(3, size[0])) {
+    throw CommandError("hilbert takes one --size, the side of a cube (a power of two)");
+  }
+  if (command.kind != "hilbert" && size.size() == 1) {
+    throw CommandError(command.kind + " takes --size X,Y (an image) or X,Y,Z (a volume)");
+  }
+  for (std::uint64_t side : size) {
+    if (side == 0) throw CommandError("--size: every side must be at least 1");
+  }
+  const volccl::Extent3 extent{size[0], size.size() > 1 ? size[1] : size[0],
+                               size.size() > 2 ? size[2] : (image ? 1 : size[0])};
+  volccl::data::Volume volume;
+  if (command.kind == "random") {
+    volume =
+        volccl::data::random_granular(extent, command.density, command.granularity, command.seed);
+  } else if (command.kind == "hilbert") {
+    volume = volccl::data::hilbert(command.order, size[0]);
+  } else if (command.kind == "spiral") {
+    volume = volccl::data::spiral(extent);
+  } else if (command.kind == "checkerboard") {
+    volume = volccl::data::checkerboard(extent);
+  } else {
+    volume = volccl::data::shells(extent, command.gap);
+  }
+  if (image) {
+    WriteMask<2>(volume, command.output, command.force);
+  } else {
+    WriteMask<3>(volume, command.output, command.force);
+  }
+  if (!command.quiet) {
+    const auto foreground = std::count(volume.voxels.begin(), volume.voxels.end(), 1);
+    std::printf(
+        "generated %s: %s %s, %.2f %% foreground\n", command.kind.c_str(),
+        image ? (std::to_string(extent.x) + "x" + std::to_string(extent.y)).c_str()
+              : volume.extent.to_string().c_str(),
+        image ? "pixels" : "voxels",
+        100.0 * static_cast<double>(foreground) / static_cast<double>(volume.voxels.size()));
+  }
+  return 0;
+}
+
+template <unsigned VDimension>
+void PrintInfo(const fs::path& input, const itk::ImageIOBase& io) {
+  using Image = itk::Image<double, VDimension>;
+  typename Image::Pointer image;
+  try {
+    image = itk::ReadImage<Image>(input.string());
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot read INPUT " + Quoted(input) + ": " + error.GetDescription());
+  }
+  const std::size_t voxels = image->GetBufferedRegion().GetNumberOfPixels();
+  const double* values = image->GetBufferPointer();
+  const auto foreground = std::count_if(values, values + voxels, [](double v) { return v != 0; });
+  std::ostringstream text;
+  text.precision(6);
+  text << "file: " << input.string() << "\n"
+       << "size: " << SizeOf(image.GetPointer()) << " (" << VDimension << "D)\n"
+       << "spacing:";
+  for (unsigned i = 0; i < VDimension; ++i) text << ' ' << image->GetSpacing()[i];
+  text << "\norigin:";
+  for (unsigned i = 0; i < VDimension; ++i) text << ' ' << image->GetOrigin()[i];
+  text << "\npixel type: " << itk::ImageIOBase::GetComponentTypeAsString(io.GetComponentType())
+       << "\nforeground (non-zero): " << foreground << " of " << voxels << " voxels, "
+       << 100.0 * static_cast<double>(foreground) / static_cast<double>(voxels) << " %\n"
+       << "GPU: "
+       << (volccl::cuda_available() ? volccl::cuda_device_description()
+                                    : "none (" + volccl::cuda_device_description() + ")")
+       << "\n";
+  std::cout << text.str();
+}
+
+int RunInfo(const InfoCommand& command) {
+  CheckInput(command.input);
+  const InputInformation information = ReadInputInformation(command.input);
+  if (information.dimension == 2) {
+    PrintInfo<2>(command.input, *information.io);
+  } else {
+    PrintInfo<3>(command.input, *information.io);
+  }
+  return 0;
+}
+
 // ---- volccl stats -------------------------------------------------------------------------------
 
 template <unsigned VDimension>
@@ -876,6 +1047,10 @@ int main(int argc, char** argv) {
   const CLI::App* label = AddLabelCommand(app, command);
   StatsCommand stats_command;
   const CLI::App* stats = AddStatsCommand(app, stats_command);
+  GenerateCommand generate_command;
+  const CLI::App* generate = AddGenerateCommand(app, generate_command);
+  InfoCommand info_command;
+  const CLI::App* info = AddInfoCommand(app, info_command);
   try {
     app.parse(argc, argv);
     // An algorithm that cannot label with the connectivity asked for (buf with 6, ha4 with 26).
@@ -894,7 +1069,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    return stats->parsed() ? RunStats(stats_command) : RunLabel(command);
+    if (stats->parsed()) return RunStats(stats_command);
+    if (generate->parsed()) return RunGenerate(generate_command);
+    if (info->parsed()) return RunInfo(info_command);
+    return RunLabel(command);
   } catch (const volccl::NoCudaDevice& error) {
     PrintError(std::string(error.what()) + "; --device cpu or --device auto labels on the CPU");
   } catch (const itk::ExceptionObject& error) {

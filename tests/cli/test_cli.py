@@ -926,6 +926,47 @@ def stats_errors(cli, work):
     expect(len(rows) == SAMPLE_OTSU_COMPONENTS, f"{len(rows)} rows")
 
 
+@case
+def generate_and_info(cli, work):
+    result = cli.run("generate", "random", "-o", "random.mha", "--size", "40,30,9",
+                     "--density", "0.25", "--granularity", "2", "--seed", "11", cwd=work)
+    expect_success(result)
+    expect(result.stdout.startswith("generated random: 40x30x9 voxels, "), result.stdout)
+    fields, voxels = read_meta(os.path.join(work, "random.mha"))
+    expect(numbers(fields["DimSize"]) == [40, 30, 9] and set(voxels) <= {0, 1},
+           f"random.mha: {fields}")
+    expect(0.15 < sum(voxels) / len(voxels) < 0.35, "density far from 0.25")
+    # The same seed gives the same volume.
+    expect_success(cli.run("generate", "random", "-o", "again.mha", "--size", "40,30,9",
+                           "--density", "0.25", "--granularity", "2", "--seed", "11", "-q",
+                           cwd=work))
+    expect(read_meta(os.path.join(work, "again.mha"))[1] == voxels, "seeded volumes differ")
+    # A Hilbert curve is one 6-connected component; a spiral image one 4-connected one.
+    expect_success(cli.run("generate", "hilbert", "-o", "hilbert.nii.gz", "--size", "32",
+                           "--order", "3", "-q", cwd=work))
+    labeled = cli.run("label", "hilbert.nii.gz", "-o", "hilbert_labels.nii.gz",
+                      "--connectivity", "6", cwd=work)
+    expect_success(labeled)
+    expect(parse_summary(labeled.stdout.rstrip("\n"))[1] == 1, labeled.stdout)
+    expect_success(cli.run("generate", "spiral", "-o", "spiral.png", "--size", "33,21", "-q",
+                           cwd=work))
+    labeled = cli.run("label", "spiral.png", "-o", "spiral_labels.mha", "--connectivity", "4",
+                      cwd=work)
+    expect_success(labeled)
+    expect(parse_summary(labeled.stdout.rstrip("\n"))[1] == 1, labeled.stdout)
+
+    info = cli.run("info", "random.mha", cwd=work)
+    expect_success(info)
+    for line in ("size: 40x30x9 voxels (3D)", "spacing: 1 1 1", "pixel type: unsigned_char",
+                 f"foreground (non-zero): {sum(voxels)} of {len(voxels)} voxels", "GPU: "):
+        expect(line in info.stdout, f"volccl info lacks {line!r}:\n{info.stdout}")
+    expect_error(cli.run("generate", "hilbert", "-o", "bad.mha", "--size", "30", cwd=work), 1,
+                 "power of two")
+    expect_error(cli.run("generate", "random", "-o", "random.mha", cwd=work), 1, "exists")
+    expect_error(cli.run("generate", "cubes", "-o", "cubes.mha", cwd=work), 2, "cubes")
+    expect_error(cli.run("info", "missing.mha", cwd=work), 1, "does not exist")
+
+
 def relabeled(labels, count, minimum=0, largest=0, by_size=False):
     """RelabelComponentImageFilter's numbering: small components removed, the largest kept,
     largest first when by_size (ties by label)."""
