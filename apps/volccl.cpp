@@ -355,24 +355,27 @@ fs::path DirectoryOf(const fs::path& file) {
 }
 
 // `labels`: OUTPUT must hold uint32 (volccl label); volccl generate writes uint8 masks.
-void CheckOutput(const fs::path& output, const fs::path& input, bool force, bool labels = true) {
-  if (!output.has_filename()) throw CommandError("OUTPUT " + Quoted(output) + " names no file");
-  if (fs::exists(output)) {
-    if (fs::equivalent(output, input)) {
-      throw CommandError("OUTPUT " + Quoted(output) + " is the INPUT; volccl never overwrites it");
+// What every file volccl writes must allow: a file name, not the input, not a directory, not an
+// existing file without --force, in an existing directory. `named`: "OUTPUT 'x'" and the like.
+void CheckWritableFile(const std::string& named, const fs::path& file, const fs::path& input,
+                       bool force) {
+  if (!file.has_filename()) throw CommandError(named + " names no file");
+  if (fs::exists(file)) {
+    if (fs::equivalent(file, input)) {
+      throw CommandError(named + " is the INPUT; volccl never overwrites it");
     }
-    if (fs::is_directory(output)) {
-      throw CommandError("OUTPUT " + Quoted(output) + " is a directory");
-    }
-    if (!force) {
-      throw CommandError("OUTPUT " + Quoted(output) + " exists; --force overwrites it");
-    }
+    if (fs::is_directory(file)) throw CommandError(named + " is a directory");
+    if (!force) throw CommandError(named + " exists; --force overwrites it");
   }
-  const fs::path directory = DirectoryOf(output);
+  const fs::path directory = DirectoryOf(file);
   if (!fs::is_directory(directory)) {
-    throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + Quoted(directory) +
+    throw CommandError("cannot write " + named + ": " + Quoted(directory) +
                        (fs::exists(directory) ? " is not a directory" : " does not exist"));
   }
+}
+
+void CheckOutput(const fs::path& output, const fs::path& input, bool force, bool labels = true) {
+  CheckWritableFile("OUTPUT " + Quoted(output), output, input, force);
   const itk::ImageIOBase::Pointer writer = itk::ImageIOFactory::CreateImageIO(
       output.c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode);
   if (!writer) {
@@ -390,27 +393,15 @@ void CheckOutput(const fs::path& output, const fs::path& input, bool force, bool
 void CheckStatsOutput(const std::string& what, const fs::path& stats, const fs::path& input,
                       const fs::path& output, bool force) {
   const std::string named = what + " " + Quoted(stats);
-  if (!stats.has_filename()) throw CommandError(named + " names no file");
   const std::string extension = stats.extension().string();
-  if (extension != ".csv" && extension != ".json") {
+  if (stats.has_filename() && extension != ".csv" && extension != ".json") {
     throw CommandError(named + ": the file must end in .csv or .json");
-  }
-  if (fs::exists(stats)) {
-    if (fs::equivalent(stats, input)) {
-      throw CommandError(named + " is the INPUT; volccl never overwrites it");
-    }
-    if (fs::is_directory(stats)) throw CommandError(named + " is a directory");
-    if (!force) throw CommandError(named + " exists; --force overwrites it");
   }
   if (!output.empty() &&
       fs::absolute(stats).lexically_normal() == fs::absolute(output).lexically_normal()) {
     throw CommandError(named + " is also OUTPUT");
   }
-  const fs::path directory = DirectoryOf(stats);
-  if (!fs::is_directory(directory)) {
-    throw CommandError("cannot write " + named + ": " + Quoted(directory) +
-                       (fs::exists(directory) ? " is not a directory" : " does not exist"));
-  }
+  CheckWritableFile(named, stats, input, force);
 }
 
 // What INPUT holds, learned from its header.
