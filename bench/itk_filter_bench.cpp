@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured, also into a file
   std::printf("%s; %u hardware threads; median of %d updates after one\n",
               volccl::cuda_device_description().c_str(), std::thread::hardware_concurrency(), runs);
   const std::filesystem::path oasis =

@@ -3,6 +3,11 @@
 # the test programs, the command line and the benchmark with their shared libraries, and a
 # subset of the real volumes, into .device/ (git-ignored). Carry .device to the GPU machine.
 #
+# The programs and libraries are stripped and, with VTK's libraries, come to ~85 MB: more than a
+# device call carries (64 MiB). So the bundle is also packed into .device-pack/device.tar.xz
+# (~20 MB, git-ignored): carry that, and unpack it first on the GPU machine
+# (`tar xJf .device-pack/device.tar.xz`).
+#
 # Usage: scripts/gpu-bundle.sh [BUILD_DIR]   (default: build, built with CUDA for the GPU)
 # Environment: VOLCCL_DATA   the real volumes (default: ../shared/data/raw)
 set -euo pipefail
@@ -30,4 +35,8 @@ for volume in brain_itk_example/KmeansTest_T1UCharRaw.nii.gz \
     echo "gpu-bundle: $data/$volume is absent; its test will skip" >&2
   fi
 done
-du -sh .device
+strip --strip-unneeded .device/bin/* .device/bin/lib/*.so* 2>/dev/null || true
+rm -rf .device-pack
+mkdir -p .device-pack
+tar cf - .device | xz -T2 -6 > .device-pack/device.tar.xz
+du -sh .device .device-pack/device.tar.xz

@@ -43,6 +43,20 @@ step "ITK oracle and real volumes" env VOLCCL_DATA="$PWD/.device/data" \
   "$bin/volccl_itk_tests" --gtest_brief=1
 step "command line against scipy.ndimage.label" \
   python3 tests/scipy_crosscheck.py --volccl "$bin/volccl" --device cuda
+cli_cases() {
+  local case status=0
+  for case in $(python3 tests/cli/test_cli.py --list); do
+    python3 tests/cli/test_cli.py --volccl "$bin/volccl" --sample data/samples/brain_t1.nii.gz \
+      "$case" || status=1
+  done
+  return $status
+}
+step "command-line cases, GPU present (device auto labels on it)" cli_cases
+step "GPU out of memory: the error, and auto's fallback to the CPU" \
+  python3 tests/cli/gpu_memory_check.py --volccl "$bin/volccl" --workdir "$out/memory"
+step "ParaView scene of the bundled sample, labeled on the GPU" "$bin/volccl" label \
+  data/samples/brain_t1.nii.gz --otsu --device cuda --stats "$out/brain.csv" \
+  --vtk "$out/brain_scene" --surfaces --force
 step "bundled sample on the GPU" "$bin/volccl" label data/samples/brain_t1.nii.gz --otsu \
   -o "$out/brain_labels.nii.gz" --force --device cuda
 

@@ -174,9 +174,11 @@ def check(volccl, device, connectivity, algorithm, name, mask, workdir):
     if run.returncode != 0:
         return f"`{' '.join(command)}` failed with status {run.returncode}: {run.stderr.strip()}"
     labels, element_type = read_mha(output_path)
-    if element_type != "MET_UINT":
-        return f"labels are {element_type}, expected MET_UINT (uint32)"
     expected, count = scipy.ndimage.label(mask, structure=STRUCTURES[connectivity])
+    # --output-type auto: the narrowest unsigned type that holds every label.
+    narrowest = "MET_UCHAR" if count <= 0xFF else "MET_USHORT" if count <= 0xFFFF else "MET_UINT"
+    if element_type != narrowest:
+        return f"{count} labels are {element_type}, expected {narrowest}"
     expected = expected.astype("<u4")
     if labels.shape != expected.shape:
         return f"labels have shape {labels.shape}, the mask {expected.shape}"

@@ -111,7 +111,14 @@ def parse_summary(line):
 
 # ---- image files -----------------------------------------------------------------------------
 
-META_TYPES = {"MET_UCHAR": "B", "MET_SHORT": "h", "MET_FLOAT": "f", "MET_UINT": "I"}
+META_TYPES = {"MET_UCHAR": "B", "MET_SHORT": "h", "MET_USHORT": "H", "MET_FLOAT": "f",
+              "MET_UINT": "I", "MET_ULONG_LONG": "Q"}
+# The label types of --output-type auto by the number of labels, and their names in MetaImage.
+LABEL_META_TYPES = ((255, "MET_UCHAR"), (65535, "MET_USHORT"), (2**32 - 1, "MET_UINT"))
+
+
+def label_meta_type(count):
+    return next(name for largest, name in LABEL_META_TYPES if count <= largest)
 
 
 def write_mha(path, size, values, element_type="MET_SHORT", spacing=None, origin=None,
@@ -164,11 +171,12 @@ def numbers(text):
     return [float(value) for value in text.split()]
 
 
-NIFTI_UINT32 = 768
+NIFTI_UINT8, NIFTI_UINT16, NIFTI_UINT32, NIFTI_UINT64 = 2, 512, 768, 1280
+NIFTI_TYPES = {NIFTI_UINT8: "B", NIFTI_UINT16: "H", NIFTI_UINT32: "I", NIFTI_UINT64: "Q"}
 
 
 def read_nifti(path):
-    """The NIfTI-1 header fields volccl must keep, and the voxels when they are uint32."""
+    """The NIfTI-1 header fields volccl must keep, and the voxels when they are unsigned."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as file:
         content = file.read()
@@ -181,8 +189,8 @@ def read_nifti(path):
         "quatern": struct.unpack_from("<6f", content, 256),  # b, c, d, offsets x, y, z
         "srow": struct.unpack_from("<12f", content, 280),
     }
-    voxels = array.array("I")
-    if header["datatype"] == NIFTI_UINT32:
+    voxels = array.array(NIFTI_TYPES.get(header["datatype"], "I"))
+    if header["datatype"] in NIFTI_TYPES:
         offset = int(struct.unpack_from("<f", content, 108)[0])
         voxels.frombytes(content[offset:])
         if sys.byteorder == "big":
@@ -254,8 +262,9 @@ def label_sample(cli, work):
 
     source, _ = read_nifti(cli.sample)
     labels_header, labels = read_nifti(os.path.join(work, "labels.nii.gz"))
-    expect(labels_header["datatype"] == NIFTI_UINT32 and labels_header["bitpix"] == 32,
-           f"labels are not uint32: {labels_header}")
+    # --output-type auto: 17 labels fit uint8.
+    expect(labels_header["datatype"] == NIFTI_UINT8 and labels_header["bitpix"] == 8,
+           f"labels are not uint8: {labels_header}")
     expect(labels_header["dim"][:4] == source["dim"][:4], f"dimensions {labels_header['dim']}")
     expect(close(labels_header["pixdim"][1:4], source["pixdim"][1:4]),
            f"spacing {labels_header['pixdim']} differs from {source['pixdim']}")
@@ -349,8 +358,9 @@ def geometry_kept(cli, work):
     for rule in ((), ("--threshold", "1"), ("--otsu",)):
         expect_success(cli.run("label", "input.mha", *rule, "-o", "labels.mha", "--force",
                                cwd=work))
-        fields, _ = read_meta(os.path.join(work, "labels.mha"))
-        expect(fields["ElementType"] == "MET_UINT", f"labels are {fields['ElementType']}")
+        fields, labels = read_meta(os.path.join(work, "labels.mha"))
+        expect(fields["ElementType"] == label_meta_type(max(labels)),
+               f"{max(labels)} labels are {fields['ElementType']}")
         expect(numbers(fields["DimSize"]) == list(size), f"{rule}: size {fields['DimSize']}")
         expect(close(numbers(fields["ElementSpacing"]), spacing), f"{rule}: spacing {fields}")
         expect(close(numbers(fields["Offset"]), origin), f"{rule}: origin {fields}")
@@ -442,7 +452,7 @@ def force_overwrites(cli, work):
     expect_success(cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", "--force",
                            cwd=work))
     header, labels = read_nifti(output)
-    expect(header["datatype"] == NIFTI_UINT32 and max(labels) == SAMPLE_OTSU_COMPONENTS,
+    expect(header["datatype"] == NIFTI_UINT8 and max(labels) == SAMPLE_OTSU_COMPONENTS,
            "OUTPUT was not replaced by the labels")
     expect_files(work, ["labels.nii.gz"])
 
@@ -488,8 +498,8 @@ def unwritable_output_directory(cli, work):
 @case
 def failed_write_leaves_nothing(cli, work):
     # ITK's MRC writer has no uint32 mode: the write itself fails, after the labeling.
-    expect_error(cli.run("label", cli.sample, "-o", "labels.mrc", cwd=work), 1,
-                 "cannot write OUTPUT", "labels.mrc")
+    expect_error(cli.run("label", cli.sample, "-o", "labels.mrc", "--output-type", "uint32",
+                         cwd=work), 1, "cannot write OUTPUT", "labels.mrc", "as uint32")
     expect_files(work, [])
 
 
@@ -522,6 +532,46 @@ def write_png(path, width, height, pixels):
         file.write(chunk(b"IEND", b""))
 
 
+def read_png(path):
+    """Width, height, bit depth and values (x fastest) of a non-interlaced greyscale PNG."""
+    with open(path, "rb") as file:
+        content = file.read()
+    expect(content[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is no PNG")
+    position, compressed = 8, b""
+    while position < len(content):
+        length, kind = struct.unpack_from(">I4s", content, position)
+        data = content[position + 8:position + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data)
+            expect(colour == 0 and interlace == 0, f"{path}: colour type {colour}")
+        elif kind == b"IDAT":
+            compressed += data
+        position += 12 + length
+    raw = zlib.decompress(compressed)
+    step = depth // 8  # bytes per pixel: the filters' distance to the left neighbour
+    stride = width * step
+    previous, values = bytearray(stride), []
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            left = row[i - step] if i >= step else 0
+            up, up_left = previous[i], previous[i - step] if i >= step else 0
+            if kind == 1:
+                row[i] = (row[i] + left) & 0xFF
+            elif kind == 2:
+                row[i] = (row[i] + up) & 0xFF
+            elif kind == 3:
+                row[i] = (row[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                estimate = left + up - up_left
+                nearest = min((abs(estimate - left), 0, left), (abs(estimate - up), 1, up),
+                              (abs(estimate - up_left), 2, up_left))[2]
+                row[i] = (row[i] + nearest) & 0xFF
+        values += list(row) if step == 1 else list(struct.unpack(f">{width}H", bytes(row)))
+        previous = row
+    return width, height, depth, values
+
 @case
 def label_2d_images(cli, work):
     # A random image (width across a warp's 64 pixels) and a checkerboard, where 4 and 8 differ.
@@ -550,7 +600,8 @@ def label_2d_images(cli, work):
                        (size, counts[connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")
                 fields, labels = read_meta(os.path.join(work, "labels.mha"))
-                expect(fields["NDims"] == "2" and fields["ElementType"] == "MET_UINT",
+                expect(fields["NDims"] == "2" and
+                       fields["ElementType"] == label_meta_type(counts[connectivity]),
                        f"{name}: labels are {fields['NDims']}D {fields['ElementType']}")
                 expect(list(labels) == expected,
                        f"{name}: {algorithm} labels at {connectivity} differ from the oracle's")
@@ -579,8 +630,17 @@ def png_input(cli, work):
                                "labels.mha", "--force", cwd=work))
         expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
                f"{rule}: labels differ from the oracle's")
-    expect_error(cli.run("label", "cells.png", "-o", "labels.png", cwd=work), 1,
-                 "cannot hold uint32", ".tif")
+    # A PNG holds up to 65535 labels (uint8 or uint16), not uint32.
+    expect_success(cli.run("label", "cells.png", "--connectivity", "4", "-o", "labels.png",
+                           cwd=work))
+    width_read, height_read, bit_depth, labels = read_png(os.path.join(work, "labels.png"))
+    expected, count = label([v != 0 for v in pixels], (width, height), 4)
+    expect((width_read, height_read, bit_depth) == (width, height, 8 if count < 256 else 16),
+           f"labels.png is {width_read}x{height_read}, {bit_depth}-bit")
+    expect(labels == expected, "the PNG's labels differ from the oracle's")
+    expect_error(cli.run("label", "cells.png", "-o", "wide.png", "--output-type", "uint32",
+                         cwd=work), 1, "PNG files cannot hold uint32", ".tif")
+    expect_files(work, ["cells.png", "labels.mha", "labels.nrrd", "labels.png"])
 
 
 @case
@@ -767,8 +827,9 @@ def help_and_version(cli, work):
     label_help = cli.run("label", "--help")
     expect_success(label_help)
     for option in ("INPUT", "--output", "--connectivity", "--algorithm", "--device", "--otsu",
-                   "--threshold", "--force", "--quiet", "--timings", "--stats",
-                   "--stats-strategy"):
+                   "--threshold", "--label", "--force", "--quiet", "--progress", "--timings",
+                   "--stats", "--stats-strategy", "--min-size", "--largest", "--sort-by-size",
+                   "--output-type", "--vtk", "--vtk-labels", "--surfaces"):
         expect(option in label_help.stdout, f"volccl label --help lacks {option}")
     for text in ("{4,8,6,18,26}", "FullyConnected", "auto", "uf", "ha4-64", "2D"):
         expect(text in label_help.stdout, f"volccl label --help lacks {text}")
@@ -776,7 +837,8 @@ def help_and_version(cli, work):
     expect_success(version)
     expect(re.fullmatch(r"volccl \d+\.\d+\.\d+\n", version.stdout), f"version {version.stdout!r}")
     expect_error(cli.run(), 2, "subcommand")
-    expect_error(cli.run("label", cli.sample, cwd=work), 2, "--output")
+    expect_error(cli.run("label", cli.sample, cwd=work), 1, "nothing to write", "-o OUTPUT",
+                 "--stats", "--vtk")
     expect_files(work, [])
 
 
@@ -1051,6 +1113,306 @@ def stats_subcommand(cli, work):
     expect_error(cli.run("stats", "missing.mha", "-o", "x.csv", cwd=work), 1, "does not exist")
     expect_files(work, ["from_label.csv", "from_stats.csv", "from_stats.json", "labels.nii.gz",
                         "gaps.mha", "gaps.csv", "negative.mha", "fraction.mha"])
+
+
+# ---- foreground by value, output types, slice directories, progress -----------------------------
+
+
+@case
+def label_value(cli, work):
+    # A segmentation of values 0..3: --label V labels the structure of value V alone.
+    size = (23, 17, 9)
+    generator = random.Random(29)
+    values = [generator.choice((0, 0, 1, 2, 3)) for _ in range(23 * 17 * 9)]
+    write_mha(os.path.join(work, "segmentation.mha"), size, values, "MET_SHORT")
+    for value in (1, 3):
+        result = cli.run("label", "segmentation.mha", "--label", str(value), "-o", "labels.mha",
+                         "--force", cwd=work)
+        expect_success(result)
+        expected, count = label([v == value for v in values], size, 26)
+        expect(parse_summary(result.stdout.rstrip("\n"))[1] == count,
+               f"--label {value}: {result.stdout!r}, expected {count} components")
+        expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
+               f"--label {value}: labels differ from the oracle's")
+    expect_error(cli.run("label", "segmentation.mha", "--label", "two", "-o", "x.mha", cwd=work),
+                 2, "--label", "not a number")
+    expect_error(cli.run("label", "segmentation.mha", "--label", "1", "--otsu", "-o", "x.mha",
+                         cwd=work), 2, "excludes")
+    expect_error(cli.run("label", "segmentation.mha", "--label", "1", "--threshold", "1", "-o",
+                         "x.mha", cwd=work), 2, "excludes")
+    expect_files(work, ["segmentation.mha", "labels.mha"])
+
+
+@case
+def output_types(cli, work):
+    # A 64x64x33 checkerboard at 6-connectivity: every foreground voxel alone, 67584 labels,
+    # more than uint16 holds.
+    expect_success(cli.run("generate", "checkerboard", "--size", "64,64,33", "-o", "board.mha",
+                           "-q", cwd=work))
+    result = cli.run("label", "board.mha", "--connectivity", "6", "-o", "auto.nii.gz", cwd=work)
+    expect_success(result)
+    expect(parse_summary(result.stdout.rstrip("\n"))[1] == 67584, result.stdout)
+    header, labels = read_nifti(os.path.join(work, "auto.nii.gz"))
+    expect(header["datatype"] == NIFTI_UINT32, f"auto: datatype {header['datatype']}")
+    expect_raster_numbering(labels, 67584)
+    expect_error(cli.run("label", "board.mha", "--connectivity", "6", "--output-type", "uint16",
+                         "-o", "narrow.nii.gz", cwd=work), 1, "67584 labels do not fit",
+                 "65535", "--output-type auto")
+    expect_success(cli.run("label", "board.mha", "--connectivity", "6", "--output-type",
+                           "uint64", "-o", "wide.nii.gz", "-q", cwd=work))
+    header, wide = read_nifti(os.path.join(work, "wide.nii.gz"))
+    expect(header["datatype"] == NIFTI_UINT64 and list(wide) == list(labels),
+           f"uint64: datatype {header['datatype']}, same labels: {list(wide) == list(labels)}")
+    # The bundled sample's 17 labels: uint8 by default, uint16 and uint32 when asked.
+    for forced, datatype in (("uint16", NIFTI_UINT16), ("uint32", NIFTI_UINT32)):
+        expect_success(cli.run("label", cli.sample, "--otsu", "--output-type", forced, "-o",
+                               f"{forced}.nii.gz", "-q", cwd=work))
+        header, labels = read_nifti(os.path.join(work, f"{forced}.nii.gz"))
+        expect(header["datatype"] == datatype, f"{forced}: datatype {header['datatype']}")
+        expect_raster_numbering(labels, SAMPLE_OTSU_COMPONENTS)
+    expect_error(cli.run("label", cli.sample, "--output-type", "int7", "-o", "x.nii.gz",
+                         cwd=work), 2, "--output-type")
+    expect_files(work, ["board.mha", "auto.nii.gz", "wide.nii.gz", "uint16.nii.gz",
+                        "uint32.nii.gz"])
+
+
+@case
+def slice_directory(cli, work):
+    # An EM-style stack: one PNG per slice, numbered without zero padding, so that name order
+    # (0, 1, 10, 11, 2, ...) is not slice order; a hidden file and a text file are ignored.
+    width, height, depth = 19, 11, 12
+    generator = random.Random(31)
+    mask = [generator.random() < 0.4 for _ in range(width * height * depth)]
+    slices = os.path.join(work, "stack")
+    os.mkdir(slices)
+    for z in range(depth):
+        plane = mask[z * width * height:(z + 1) * width * height]
+        write_png(os.path.join(slices, f"slice{z}.png"), width, height,
+                  [255 if v else 0 for v in plane])
+    with open(os.path.join(slices, "notes.txt"), "w") as file:
+        file.write("not a slice\n")
+    write_png(os.path.join(slices, ".hidden.png"), width, height, [255] * (width * height))
+    for connectivity in (6, 26):
+        result = cli.run("label", "stack", "--connectivity", str(connectivity), "-o",
+                         "labels.mha", "--force", cwd=work)
+        expect_success(result)
+        expected, count = label(mask, (width, height, depth), connectivity)
+        said_size, said_count, _, _, _ = parse_summary(result.stdout.rstrip("\n"))
+        expect((said_size, said_count) == ((width, height, depth), count),
+               f"{connectivity}: {result.stdout!r}, expected {count} components")
+        expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
+               f"{connectivity}: the stack's labels differ from the oracle's")
+    info = cli.run("info", "stack", cwd=work)
+    expect_success(info)
+    expect("(12 slices)" in info.stdout and "19x11x12 voxels" in info.stdout, info.stdout)
+    os.mkdir(os.path.join(work, "empty"))
+    expect_error(cli.run("label", "empty", "-o", "x.mha", cwd=work), 1,
+                 "without image slices")
+    volumes = os.path.join(work, "volumes")
+    os.mkdir(volumes)
+    for z in range(2):
+        write_mha(os.path.join(volumes, f"{z}.mha"), (3, 3, 3), [1] * 27, "MET_UCHAR")
+    expect_error(cli.run("label", "volumes", "-o", "x.mha", cwd=work), 1, "3D files",
+                 "stack of 2D slices")
+    expect_error(cli.run("label", "stack", "-o", "stack", "--force", cwd=work), 1,
+                 "is the INPUT")
+    expect_files(work, ["stack", "labels.mha", "empty", "volumes"])
+
+
+@case
+def progress(cli, work):
+    result = cli.run("label", cli.sample, "--otsu", "--stats", "stats.csv", "-o",
+                     "labels.nii.gz", "--progress", cwd=work)
+    expect_success(result)
+    steps = result.stderr.splitlines()
+    expected = ("reading", "thresholding (Otsu)", "labeling and measuring", "writing 'labels",
+                "writing 'stats.csv'")
+    expect(len(steps) == len(expected), "stderr:\n" + result.stderr)
+    for line, step in zip(steps, expected):
+        expect(re.fullmatch(r"volccl: " + re.escape(step) + r".* \.\.\. [0-9.e+-]+ ms", line),
+               f"progress line {line!r} is not step {step!r}")
+    parse_summary(result.stdout.rstrip("\n"))
+    # Not a terminal: no progress without --progress; --quiet and --progress contradict.
+    quiet = cli.run("label", cli.sample, "-o", "again.nii.gz", cwd=work)
+    expect_success(quiet)
+    expect(quiet.stderr == "", "progress without a terminal:\n" + describe(quiet))
+    expect_error(cli.run("label", cli.sample, "-o", "x.nii.gz", "--progress", "--quiet",
+                         cwd=work), 2, "excludes")
+    expect_files(work, ["labels.nii.gz", "stats.csv", "again.nii.gz"])
+
+
+# ---- damaged, empty and huge inputs -------------------------------------------------------------
+
+
+@case
+def truncated_input(cli, work):
+    with open(cli.sample, "rb") as file:
+        content = file.read()
+    with open(os.path.join(work, "half.nii.gz"), "wb") as file:
+        file.write(content[:len(content) // 2])
+    # An uncompressed NIfTI whose voxels stop early, and a MetaImage that promises more voxels
+    # than it holds.
+    with gzip.open(cli.sample, "rb") as file:
+        raw = file.read()
+    with open(os.path.join(work, "short.nii"), "wb") as file:
+        file.write(raw[:len(raw) - 1000])
+    write_mha(os.path.join(work, "short.mha"), (10, 10, 10), [1] * 900, "MET_UCHAR")
+    for name in ("half.nii.gz", "short.nii", "short.mha"):
+        expect_error(cli.run("label", name, "-o", "labels.nii.gz", "--stats", "stats.csv",
+                             "--vtk", "scene", cwd=work), 1, "cannot read INPUT", name)
+    expect_files(work, ["half.nii.gz", "short.nii", "short.mha"])
+
+
+def write_mha_header(path, size, element_type="MET_UCHAR"):
+    """A MetaImage header whose voxels are in a data file that does not exist."""
+    with open(path, "w") as file:
+        file.write("ObjectType = Image\nNDims = 3\nBinaryData = True\n"
+                   f"DimSize = {' '.join(map(str, size))}\nElementType = {element_type}\n"
+                   "ElementDataFile = missing.raw\n")
+
+
+def available_memory():
+    with open("/proc/meminfo") as file:
+        for line in file:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+@case
+def empty_and_huge_inputs(cli, work):
+    write_mha_header(os.path.join(work, "empty.mha"), (0, 5, 5))
+    result = cli.run("label", "empty.mha", "-o", "labels.nii.gz", cwd=work)
+    expect(result.returncode == 1 and "empty.mha" in result.stderr, describe(result))
+    write_mha_header(os.path.join(work, "huge.mha"), (100000, 100000, 100000))
+    expect_error(cli.run("label", "huge.mha", "-o", "labels.nii.gz", cwd=work), 1,
+                 "100000x100000x100000", "at most 4294967294 voxels")
+    # Within volccl's 2^32 - 2 voxels but not within this machine's memory: refused from the
+    # header, before any voxel is read (the data file does not even exist).
+    size, bytes_per_voxel = (2048, 2048, 1000), 8 + 5  # double voxels, labels and mask
+    write_mha_header(os.path.join(work, "large.mha"), size, "MET_DOUBLE")
+    with open(os.path.join(work, "missing.raw"), "wb") as file:
+        file.truncate(size[0] * size[1] * size[2] * 8)  # sparse: takes no disk space
+    memory = available_memory()
+    if memory is not None and memory < size[0] * size[1] * size[2] * bytes_per_voxel:
+        expect_error(cli.run("label", "large.mha", "-o", "labels.nii.gz", cwd=work), 1,
+                     "2048x2048x1000", "needs about", "GiB of memory", "available")
+        expect_error(cli.run("stats", "large.mha", "-o", "stats.csv", cwd=work), 1,
+                     "large.mha", "needs about")
+    expect_error(cli.run("stats", "huge.mha", "-o", "stats.csv", cwd=work), 1, "huge.mha",
+                 "at most 4294967294 voxels")
+    expect_files(work, ["empty.mha", "huge.mha", "large.mha", "missing.raw"])
+
+
+@case
+def nothing_to_write(cli, work):
+    expect_error(cli.run("label", cli.sample, "--otsu", cwd=work), 1, "nothing to write")
+    # --stats alone: statistics without a label image.
+    expect_success(cli.run("label", cli.sample, "--otsu", "--stats", "stats.csv", "-q",
+                           cwd=work))
+    with open(os.path.join(work, "stats.csv")) as file:
+        expect(len(file.read().splitlines()) == 1 + SAMPLE_OTSU_COMPONENTS, "rows of stats.csv")
+    expect_files(work, ["stats.csv"])
+
+
+# ---- the ParaView scene -----------------------------------------------------------------------
+
+
+def read_vtk(path):
+    """The data set of a VTK XML file, through VTK's Python (Debian's python3-vtk9)."""
+    import vtk  # pylint: disable=import-outside-toplevel
+    reader = vtk.vtkXMLImageDataReader() if path.endswith(".vti") else vtk.vtkXMLPolyDataReader()
+    reader.SetFileName(path)
+    reader.Update()
+    expect(reader.GetErrorCode() == 0, f"VTK cannot read {path}")
+    return reader.GetOutput()
+
+
+def array_values(data, name, components=1):
+    array = data.GetArray(name)
+    expect(array is not None, f"no array {name!r}")
+    expect(array.GetNumberOfComponents() == components, f"{name}: components")
+    return [array.GetTuple(i) if components > 1 else array.GetTuple1(i)
+            for i in range(array.GetNumberOfTuples())]
+
+
+@case
+def vtk_scene(cli, work):
+    try:
+        import vtk  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+    except ImportError as missing:
+        raise Skip(f"VTK's Python is missing ({missing}); Debian's python3-vtk9 has it")
+    result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", "--stats", "stats.csv",
+                     "--vtk", "scene", "--surfaces", cwd=work)
+    expect_success(result)
+    expect_files(os.path.join(work, "scene"),
+                 ["labels.vti", "components.vtp", "surfaces.vtp", "volccl.pvd"])
+    info = dict(line.split(": ", 1) for line in cli.run("info", cli.sample).stdout.splitlines())
+    _, labels = read_nifti(os.path.join(work, "labels.nii.gz"))
+
+    image = read_vtk(os.path.join(work, "scene", "labels.vti"))
+    expect(image.GetDimensions() == SAMPLE_SIZE, f"labels.vti is {image.GetDimensions()}")
+    expect(close(image.GetSpacing(), numbers(info["spacing"]), 1e-9), "labels.vti spacing")
+    expect(close(image.GetOrigin(), numbers(info["origin"]), 1e-9), "labels.vti origin")
+    direction = image.GetDirectionMatrix()
+    expect(close([direction.GetElement(i, j) for i in range(3) for j in range(3)],
+                 numbers(info["direction"]), 1e-9), "labels.vti direction")
+    expect([int(v) for v in array_values(image.GetPointData(), "labels")] == list(labels),
+           "labels.vti differs from OUTPUT")
+
+    components = read_vtk(os.path.join(work, "scene", "components.vtp"))
+    expect(components.GetNumberOfPoints() == SAMPLE_OTSU_COMPONENTS,
+           f"{components.GetNumberOfPoints()} points in components.vtp")
+    _, table = read_stats_csv(os.path.join(work, "stats.csv"))
+    rows = {int(row["label"]): row for row in table}
+    point_data = components.GetPointData()
+    for point, (label_value, count) in enumerate(zip(array_values(point_data, "label"),
+                                                     array_values(point_data, "count"))):
+        row = rows[int(label_value)]
+        centroid = [float(row[f"centroid_{axis}"]) for axis in "xyz"]
+        expect(int(count) == int(row["count"]), f"label {label_value}: count {count}")
+        expect(close(components.GetPoint(point), centroid, 1e-9 * max(map(abs, centroid))),
+               f"label {label_value}: centroid {components.GetPoint(point)}, not {centroid}")
+    expect(point_data.GetTensors() is not None and point_data.GetTensors().GetName() ==
+           "ellipsoid", "components.vtp has no ellipsoid tensors")
+
+    surfaces = read_vtk(os.path.join(work, "scene", "surfaces.vtp"))
+    surface_labels = set(int(v) for v in array_values(surfaces.GetCellData(), "label"))
+    expect(surface_labels == set(range(1, SAMPLE_OTSU_COMPONENTS + 1)),
+           f"surfaces.vtp labels {sorted(surface_labels)}")
+    with open(os.path.join(work, "scene", "volccl.pvd")) as file:
+        collection = file.read()
+    for name in ("labels.vti", "components.vtp", "surfaces.vtp"):
+        expect(f'file="{name}"' in collection, f"volccl.pvd lacks {name}")
+
+    # Labels as cell data: one cell per voxel, the points at the voxels' corners.
+    expect_success(cli.run("label", cli.sample, "--otsu", "--vtk", "cells", "--vtk-labels",
+                           "cell", "-q", cwd=work))
+    cells = read_vtk(os.path.join(work, "cells", "labels.vti"))
+    expect(cells.GetDimensions() == tuple(n + 1 for n in SAMPLE_SIZE), "cell data dimensions")
+    expect([int(v) for v in array_values(cells.GetCellData(), "labels")] == list(labels),
+           "labels.vti cell data differ from OUTPUT")
+    expect_files(os.path.join(work, "cells"), ["labels.vti", "components.vtp", "volccl.pvd"])
+
+
+@case
+def vtk_errors(cli, work):
+    with open(os.path.join(work, "file"), "w") as file:
+        file.write("x")
+    expect_error(cli.run("label", cli.sample, "--vtk", "file", cwd=work), 1, "not a directory")
+    expect_success(cli.run("label", cli.sample, "--vtk", "scene", "-q", cwd=work))
+    expect_error(cli.run("label", cli.sample, "--vtk", "scene", cwd=work), 1, "labels.vti",
+                 "exists", "--force")
+    expect_success(cli.run("label", cli.sample, "--vtk", "scene", "--force", "-q", cwd=work))
+    expect_error(cli.run("label", cli.sample, "--surfaces", "-o", "x.nii.gz", cwd=work), 2,
+                 "--surfaces", "--vtk")
+    expect_error(cli.run("label", cli.sample, "--vtk", "missing/scene", cwd=work), 1,
+                 "'missing' does not exist")
+    # A run that fails after the labeling leaves no directory it made.
+    expect_error(cli.run("label", cli.sample, "--otsu", "-o", "labels.mrc", "--output-type",
+                         "uint32", "--vtk", "new", cwd=work), 1, "cannot write OUTPUT")
+    expect_files(work, ["file", "scene"])
+    expect_files(os.path.join(work, "scene"), ["labels.vti", "components.vtp", "volccl.pvd"])
 
 
 def main():

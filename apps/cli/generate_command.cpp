@@ -1,0 +1,139 @@
+// volccl generate: the synthetic binary volumes of DESIGN.md (random density x granularity,
+// Hilbert curve, spiral, checkerboard, shells) as uint8 0/1 files.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "command_support.h"
+#include "commands.h"
+#include "itkImage.h"
+#include "itkImageFileWriter.h"
+#include "volccl/data/generators.h"
+
+namespace volccl::cli {
+namespace {
+
+struct GenerateRequest {
+  std::string kind;
+  std::string output;
+  std::vector<std::uint64_t> size = {256, 256, 256};
+  double density = 0.3;
+  unsigned granularity = 1;
+  std::uint32_t seed = 1;
+  unsigned order = 4;
+  unsigned gap = 2;
+  bool force = false;
+  bool quiet = false;
+};
+
+template <unsigned VDimension>
+void WriteMask(const data::Volume& volume, const fs::path& output, bool force) {
+  using Image = itk::Image<std::uint8_t, VDimension>;
+  auto image = Image::New();
+  typename Image::SizeType size;
+  const std::uint64_t sides[3] = {volume.extent.x, volume.extent.y, volume.extent.z};
+  for (unsigned i = 0; i < VDimension; ++i) size[i] = sides[i];
+  image->SetRegions(size);
+  image->Allocate();
+  std::copy(volume.voxels.begin(), volume.voxels.end(), image->GetBufferPointer());
+  const StagingDirectory staging(DirectoryOf(output), output.filename());
+  try {
+    itk::WriteImage(image.GetPointer(), staging.Staged(output.filename()).string());
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + error.GetDescription());
+  }
+  staging.Commit("", force);
+}
+
+class GenerateCommand : public Command {
+ public:
+  explicit GenerateCommand(CLI::App* app) : Command(app) {
+    GenerateRequest& request = request_;
+    app->add_option("KIND", request.kind, "random, hilbert, spiral, checkerboard or shells")
+        ->required()
+        ->check(CLI::IsMember({"random", "hilbert", "spiral", "checkerboard", "shells"}));
+    app->add_option("-o,--output", request.output,
+                    "File to write, in any format ITK writes (.nii.gz, .mha, .nrrd, .png, .tif)")
+        ->required();
+    app->add_option("--size", request.size,
+                    "X,Y[,Z]: two numbers for a 2D image (random, spiral, checkerboard); "
+                    "hilbert takes one side, a power of two; default 256,256,256")
+        ->delimiter(',')
+        ->expected(1, 3);
+    app->add_option("--density", request.density, "random: foreground fraction, 0..1")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    app->add_option("--granularity", request.granularity, "random: cell side in voxels")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 1u << 20));
+    app->add_option("--seed", request.seed, "random: the MT19937 seed")->capture_default_str();
+    app->add_option("--order", request.order, "hilbert: the curve's order, 1..log2(side)")
+        ->capture_default_str();
+    app->add_option("--gap", request.gap, "shells: voxels between neighbouring shells")
+        ->capture_default_str();
+    app->add_flag("--force", request.force, "Overwrite OUTPUT if it exists");
+    app->add_flag("-q,--quiet", request.quiet, "Print nothing but errors");
+  }
+
+  int Run() const override {
+    const GenerateRequest& request = request_;
+    CheckImageOutput(request.output, "", request.force, false);
+    const std::vector<std::uint64_t>& size = request.size;
+    const bool image = size.size() == 2;
+    if (request.kind == "hilbert" && size.size() != 1 &&
+        size != std::vector<std::uint64_t>(3, size[0])) {
+      throw CommandError("hilbert takes one --size, the side of a cube (a power of two)");
+    }
+    if (request.kind != "hilbert" && size.size() == 1) {
+      throw CommandError(request.kind + " takes --size X,Y (an image) or X,Y,Z (a volume)");
+    }
+    for (std::uint64_t side : size) {
+      if (side == 0) throw CommandError("--size: every side must be at least 1");
+    }
+    const Extent3 extent{size[0], size.size() > 1 ? size[1] : size[0],
+                         size.size() > 2 ? size[2] : (image ? 1 : size[0])};
+    data::Volume volume;
+    if (request.kind == "random") {
+      volume = data::random_granular(extent, request.density, request.granularity, request.seed);
+    } else if (request.kind == "hilbert") {
+      volume = data::hilbert(request.order, size[0]);
+    } else if (request.kind == "spiral") {
+      volume = data::spiral(extent);
+    } else if (request.kind == "checkerboard") {
+      volume = data::checkerboard(extent);
+    } else {
+      volume = data::shells(extent, request.gap);
+    }
+    if (image) {
+      WriteMask<2>(volume, request.output, request.force);
+    } else {
+      WriteMask<3>(volume, request.output, request.force);
+    }
+    if (!request.quiet) {
+      const auto foreground = std::count(volume.voxels.begin(), volume.voxels.end(), 1);
+      const Extent3& sides = volume.extent;
+      std::printf(
+          "generated %s: %s, %.2f %% foreground\n", request.kind.c_str(),
+          SizeText(sides.x, sides.y, sides.z, image ? 2 : 3).c_str(),
+          100.0 * static_cast<double>(foreground) / static_cast<double>(volume.voxels.size()));
+    }
+    return 0;
+  }
+
+ private:
+  GenerateRequest request_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AddGenerateCommand(CLI::App& app) {
+  return std::make_unique<GenerateCommand>(app.add_subcommand(
+      "generate",
+      "Write a synthetic binary volume or image (DESIGN.md's test and benchmark inputs) as "
+      "uint8 0/1: random (YACCLAB's density x granularity, MT19937), hilbert (a 3D Hilbert "
+      "curve), spiral, checkerboard or shells"));
+}
+
+}  // namespace volccl::cli

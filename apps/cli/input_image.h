@@ -1,0 +1,94 @@
+// Reading INPUT: one file in any format ITK reads, or a directory of 2D slices (PNG, TIFF, ...)
+// stacked in the order of the numbers in their names, as EM stacks come. The header is read
+// first, so that what volccl cannot label, or this machine cannot hold, is refused before any
+// voxel is read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "command_support.h"
+#include "itkImage.h"
+#include "itkImageFileReader.h"
+#include "itkImageIOBase.h"
+#include "itkImageSeriesReader.h"
+#include "volccl/types.h"
+
+namespace volccl::cli {
+
+// What INPUT holds, learned from its header (the first slice's, for a directory).
+struct InputInformation {
+  fs::path path;
+  std::string named;                // "INPUT 'x'" or "LABELS 'x'", for messages
+  itk::ImageIOBase::Pointer io;     // of the file, or of the first slice
+  std::vector<std::string> slices;  // a directory: its slices, in stacking order
+  unsigned dimension = 3;           // 2 for a 2D image, 3 for a volume (maybe one slice)
+  volccl::Extent3 extent;
+  std::size_t bytes_per_voxel = 0;  // as stored in memory once read
+};
+
+// Learns the dimension, size and pixel type of `input` and refuses what volccl cannot label: no
+// image, a damaged header, 4D data (trailing sides of 1 are dropped), vector pixels, a side of
+// 0, more voxels than volccl labels. `role` is "INPUT" or "LABELS".
+InputInformation ReadInputInformation(const fs::path& input, const std::string& role);
+
+// Refuses the work when it needs more memory than this machine has available (the voxels read
+// plus `extra_bytes_per_voxel`, labels and mask, for every voxel), and a NIfTI or MetaImage file
+// that holds fewer voxels than its header promises, which ITK's readers would fill with zeros.
+void CheckReadable(const InputInformation& information, std::size_t extra_bytes_per_voxel);
+
+// Reads the voxels as TImage (any scalar pixel type; ITK converts).
+template <typename TImage>
+typename TImage::Pointer ReadInputImage(const InputInformation& information) {
+  try {
+    if (information.slices.empty()) {
+      return itk::ReadImage<TImage>(information.path.string());
+    }
+    auto reader = itk::ImageSeriesReader<TImage>::New();
+    reader->SetFileNames(information.slices);
+    reader->Update();
+    return reader->GetOutput();
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot read " + information.named + ": " + error.GetDescription());
+  }
+}
+
+// Calls visitor(TPixel{}) with the C++ type of the input's voxels, so that they are read without
+// rounding.
+template <typename TVisitor>
+decltype(auto) VisitPixelType(const InputInformation& information, TVisitor&& visitor) {
+  using Component = itk::IOComponentEnum;
+  switch (information.io->GetComponentType()) {
+    case Component::UCHAR:
+      return visitor(std::uint8_t{});
+    case Component::CHAR:
+      return visitor(std::int8_t{});
+    case Component::USHORT:
+      return visitor(std::uint16_t{});
+    case Component::SHORT:
+      return visitor(std::int16_t{});
+    case Component::UINT:
+      return visitor(std::uint32_t{});
+    case Component::INT:
+      return visitor(std::int32_t{});
+    case Component::ULONG:
+    case Component::ULONGLONG:
+      return visitor(std::uint64_t{});
+    case Component::LONG:
+    case Component::LONGLONG:
+      return visitor(std::int64_t{});
+    case Component::FLOAT:
+      return visitor(float{});
+    case Component::DOUBLE:
+      return visitor(double{});
+    default:
+      throw CommandError(
+          information.named + " has " +
+          itk::ImageIOBase::GetComponentTypeAsString(information.io->GetComponentType()) +
+          " voxels, which volccl cannot read");
+  }
+}
+
+}  // namespace volccl::cli

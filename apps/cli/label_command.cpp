@@ -1,0 +1,719 @@
+// volccl label: reads a volume or an image, selects its foreground, labels the connected
+// components with volccl (through volccl::LabelImage, the ITK layer of filters/), and writes the
+// labels, their statistics and a VTK scene for ParaView.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "command_support.h"
+#include "commands.h"
+#include "input_image.h"
+#include "itkImageFileWriter.h"
+#include "itkImageIOFactory.h"
+#include "stats_table.h"
+#include "volccl/detail/step_clock.h"
+#include "volccl/relabel.h"
+#include "volcclLabelImage.h"
+#include "volcclOtsuForeground.h"
+#include "vtk_output.h"
+
+namespace volccl::cli {
+namespace {
+
+template <unsigned VDimension>
+using MaskImage = itk::Image<std::uint8_t, VDimension>;
+
+// Which input voxels are foreground. --label V is the range V..V.
+struct Foreground {
+  enum class Rule { nonzero, range, otsu };
+  Rule rule = Rule::nonzero;
+  double low = 0;  // Rule::range: low <= value <= high
+  double high = 0;
+};
+
+// The integer type of OUTPUT's voxels: automatic picks the narrowest that holds every label.
+enum class OutputType { automatic, uint8, uint16, uint32, uint64 };
+
+const char* ToString(OutputType type) {
+  switch (type) {
+    case OutputType::automatic:
+      return "auto";
+    case OutputType::uint8:
+      return "uint8";
+    case OutputType::uint16:
+      return "uint16";
+    case OutputType::uint32:
+      return "uint32";
+    case OutputType::uint64:
+      return "uint64";
+  }
+  return "?";
+}
+
+std::uint64_t LargestValue(OutputType type) {
+  switch (type) {
+    case OutputType::uint8:
+      return 0xFF;
+    case OutputType::uint16:
+      return 0xFFFF;
+    case OutputType::uint32:
+      return 0xFFFFFFFF;
+    default:
+      return std::numeric_limits<std::uint64_t>::max();
+  }
+}
+
+struct LabelRequest {
+  std::string input;
+  std::string output;    // empty: no label image (--stats or --vtk only)
+  int connectivity = 0;  // 0: not given; 26 for volumes, 8 for 2D images
+  std::string algorithm = to_string(LabelOptions{}.algorithm);
+  std::string device = "auto";
+  Foreground foreground;
+  RelabelOptions relabeling;
+  OutputType output_type = OutputType::automatic;
+  std::string stats;  // empty: no statistics file
+  std::string statistics_strategy = to_string(LabelOptions{}.statistics_strategy);
+  std::string vtk;  // empty: no VTK output
+  vtk_output::LabelData vtk_labels = vtk_output::LabelData::point;
+  bool surfaces = false;
+  bool force = false;
+  bool quiet = false;
+  bool progress = false;
+  bool timings = false;
+
+  bool Measures() const { return !stats.empty() || !vtk.empty(); }
+};
+
+// Milliseconds of the steps around the labeling, for --timings.
+struct CommandTimings {
+  double read_ms = 0;
+  double binarize_ms = 0;
+  double relabel_ms = 0;
+  double write_ms = 0;
+  double stats_write_ms = 0;
+  double vtk_write_ms = 0;
+};
+
+// ---- the options ------------------------------------------------------------------------------
+
+double ParseValue(const std::string& option, const std::string& text) {
+  std::size_t parsed = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &parsed);
+  } catch (const std::exception&) {
+    parsed = 0;
+  }
+  if (parsed == 0 || parsed != text.size() || std::isnan(value)) {
+    throw CLI::ValidationError(option, "'" + text + "' is not a number");
+  }
+  return value;
+}
+
+// "LOW" (foreground: LOW <= value) or "LOW:HIGH" (foreground: LOW <= value <= HIGH).
+Foreground ParseThreshold(const std::string& text) {
+  Foreground foreground;
+  foreground.rule = Foreground::Rule::range;
+  const std::size_t colon = text.find(':');
+  foreground.low = ParseValue("--threshold", text.substr(0, colon));
+  foreground.high = colon == std::string::npos ? std::numeric_limits<double>::infinity()
+                                               : ParseValue("--threshold", text.substr(colon + 1));
+  if (foreground.low > foreground.high) {
+    throw CLI::ValidationError(
+        "--threshold", "LOW " + text.substr(0, colon) + " is above HIGH " + text.substr(colon + 1));
+  }
+  return foreground;
+}
+
+// Why the library refuses `options` for an image of `extent` (a connectivity that does not
+// exist, a block-based algorithm with 4, 6 or 18, HA4 or KE on a volume), in its own words;
+// empty when it accepts them. The default extent, one voxel, takes every connectivity.
+std::string Refusal(const LabelOptions& options, Extent3 extent = {}) {
+  try {
+    validate(extent, options);
+  } catch (const InvalidArgument& error) {
+    return WithoutLibraryPrefix(error.what());
+  }
+  return {};
+}
+
+CLI::Validator SupportedConnectivity() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        LabelOptions options;
+        try {
+          options.connectivity = std::stoi(value);
+        } catch (const std::exception&) {
+          return "connectivity '" + value + "' is not a number; use 4 or 8 (2D), 6, 18 or 26";
+        }
+        return Refusal(options);
+      },
+      "{4,8,6,18,26}", "SupportedConnectivity");
+}
+
+// "auto", then the concrete algorithms.
+std::vector<std::string> AlgorithmNames() {
+  std::vector<std::string> names{to_string(Algorithm::automatic)};
+  for (Algorithm algorithm : all_algorithms()) names.push_back(to_string(algorithm));
+  return names;
+}
+
+LabelOptions MakeLabelOptions(const LabelRequest& request) {
+  LabelOptions options;
+  options.algorithm = parse_algorithm(request.algorithm);
+  options.backend = parse_backend(request.device);
+  if (request.connectivity != 0) options.connectivity = request.connectivity;
+  options.step_timings = request.timings;
+  options.statistics_strategy = parse_statistics_strategy(request.statistics_strategy);
+  return options;
+}
+
+void AddOptions(CLI::App& label, LabelRequest& request) {
+  label
+      .add_option("INPUT", request.input,
+                  "Volume or image to label, in any format ITK reads (.nii, .nii.gz, .mha, .mhd, "
+                  ".nrrd, .png, .tif), or a directory of 2D slices stacked in the order of the "
+                  "numbers in their names (0.png, 1.png, ..., 10.png)")
+      ->required();
+  label.add_option("-o,--output", request.output,
+                   "Label image to write (0 background, 1..N in raster order); its extension "
+                   "picks the format: .nii.gz, .nii, .mha, .nrrd, .tif, or .png for up to 65535 "
+                   "labels of a 2D image");
+  label
+      .add_option("--connectivity", request.connectivity,
+                  "Volumes: voxels touching by a face (6), a face or an edge (18), or a face, "
+                  "an edge or a corner (26) are connected; default 26. 2D images: pixels "
+                  "touching by an edge (4) or an edge or a corner (8); default 8. A one-slice "
+                  "volume takes either. ITK's ConnectedComponentImageFilter defaults to 6 / 4 "
+                  "(FullyConnected off); 26 / 8 is its FullyConnected on")
+      ->type_name("INT")
+      ->check(SupportedConnectivity());
+  label
+      .add_option("--algorithm", request.algorithm,
+                  "Labeling algorithm: auto picks buf for 26, uf for 6 and 18, bke-ic for 8 and "
+                  "ha4-64 for 4; the block-based buf, buf-ic, bke and bke-ic need 26 or 8; uf "
+                  "(voxel union-find) takes every connectivity; ke, ha4 and ha4-64 label 2D "
+                  "images (4 or 8)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(AlgorithmNames()));
+  label
+      .add_option("--device", request.device,
+                  "Where to label: auto uses a CUDA GPU when one is usable (and the CPU when the "
+                  "GPU runs out of memory), cuda insists on the GPU, cpu never uses it")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+
+  CLI::Option* otsu = label.add_flag_callback(
+      "--otsu", [&request] { request.foreground.rule = Foreground::Rule::otsu; },
+      "Foreground: voxels above the Otsu threshold of the image (ITK's OtsuThresholdImageFilter "
+      "with 256 bins, as YACCLAB binarized its volumes)");
+  CLI::Option* threshold =
+      label
+          .add_option_function<std::string>(
+              "--threshold",
+              [&request](const std::string& text) { request.foreground = ParseThreshold(text); },
+              "Foreground: voxels with LOW <= value <= HIGH (no HIGH: no upper bound)")
+          ->type_name("LOW[:HIGH]");
+  CLI::Option* value =
+      label
+          .add_option_function<std::string>(
+              "--label",
+              [&request](const std::string& text) {
+                const double label_value = ParseValue("--label", text);
+                request.foreground = {Foreground::Rule::range, label_value, label_value};
+              },
+              "Foreground: voxels of value V, one structure of a segmentation (e.g. 17 for the "
+              "left hippocampus of a FreeSurfer aseg)")
+          ->type_name("V");
+  otsu->excludes(threshold)->excludes(value);
+  threshold->excludes(value);
+
+  label
+      .add_option("--min-size", request.relabeling.minimum_size,
+                  "Components of fewer voxels become background (dust removal)")
+      ->type_name("N");
+  label
+      .add_option("--largest", request.relabeling.keep_largest,
+                  "Keep only the K largest components (ties: the first in raster order)")
+      ->type_name("K");
+  label.add_flag("--sort-by-size", request.relabeling.sort_by_size,
+                 "Number the components largest first (ties in raster order), as ITK's "
+                 "RelabelComponentImageFilter; without it, in raster order of their first voxel");
+  label
+      .add_option("--output-type", request.output_type,
+                  "Voxel type of OUTPUT: auto picks the narrowest of uint8, uint16 and uint32 "
+                  "that holds every label; a type too narrow for the labels is an error")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, OutputType>{{"auto", OutputType::automatic},
+                                            {"uint8", OutputType::uint8},
+                                            {"uint16", OutputType::uint16},
+                                            {"uint32", OutputType::uint32},
+                                            {"uint64", OutputType::uint64}}))
+      ->default_str("auto");
+
+  label
+      .add_option("--stats", request.stats,
+                  "Also measure every component and write one row per label to FILE: .csv "
+                  "(a header of column names) or .json. Count, physical size, centroid "
+                  "(physical and index), covariance (physical, 6 or 3 unique terms), principal "
+                  "moments and axes, bounding box (indices); units in the README")
+      ->type_name("FILE");
+  label
+      .add_option("--stats-strategy", request.statistics_strategy,
+                  "How the GPU gathers the statistics: late (a pass over the labels; every "
+                  "algorithm), fused (in the final labeling step) or early (per-block moments "
+                  "merged as the blocks are; both for buf, buf-ic, bke and bke-ic). The numbers "
+                  "are the same")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"late", "fused", "early"}));
+  CLI::Option* vtk = label.add_option(
+      "--vtk", request.vtk,
+      "Write a ParaView scene to directory DIR (made if absent): labels.vti (the labels, with "
+      "spacing, origin and direction), components.vtp (one point per component at its "
+      "centroid, with count, bounding box, principal moments and axes, and an ellipsoid tensor "
+      "for Tensor Glyph) and volccl.pvd, which opens them in one step");
+  vtk->type_name("DIR");
+  label
+      .add_option("--vtk-labels", request.vtk_labels,
+                  "--vtk: the labels as point data (one point per voxel centre, as ITK places "
+                  "them) or cell data (one cell per voxel)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, vtk_output::LabelData>{
+          {"point", vtk_output::LabelData::point}, {"cell", vtk_output::LabelData::cell}}))
+      ->default_str("point")
+      ->needs(vtk);
+  label
+      .add_flag("--surfaces", request.surfaces,
+                "--vtk: also surfaces.vtp, the boundary surface of every component (VTK's "
+                "discrete flying edges), coloured by label")
+      ->needs(vtk);
+
+  label.add_flag("--force", request.force,
+                 "Overwrite OUTPUT, the --stats FILE and the --vtk files if they exist");
+  CLI::Option* quiet = label.add_flag("-q,--quiet", request.quiet, "Print nothing but errors");
+  label
+      .add_flag("--progress", request.progress,
+                "Report each step on stderr even when it is not a terminal (it is reported "
+                "when it is one)")
+      ->excludes(quiet);
+  label.add_flag("--timings", request.timings,
+                 "Print the step timings as one JSON object on stdout (the summary line then "
+                 "goes to stderr)");
+  label.footer(
+      "Without --otsu, --threshold or --label every non-zero voxel is foreground. OUTPUT keeps "
+      "the spacing, origin and direction of INPUT. Give at least one of -o, --stats and --vtk.");
+}
+
+// ---- checks before any voxel is read ----------------------------------------------------------
+
+// The files --vtk writes into DIR, for the checks before labeling.
+const std::vector<std::string>& VtkFileNames() {
+  static const std::vector<std::string> names = {"labels.vti", "components.vtp", "surfaces.vtp",
+                                                 "volccl.pvd"};
+  return names;
+}
+
+void CheckVtkDirectory(const fs::path& directory, const fs::path& input, bool force) {
+  const std::string named = "--vtk " + Quoted(directory);
+  if (fs::exists(directory)) {
+    if (!fs::is_directory(directory)) throw CommandError(named + " is not a directory");
+    if (fs::equivalent(directory, input)) {
+      throw CommandError(named + " is the INPUT; volccl never writes into it");
+    }
+    for (const std::string& name : VtkFileNames()) {
+      if (fs::exists(directory / name) && !force) {
+        throw CommandError(Quoted(directory / name) + " exists; --force overwrites it");
+      }
+    }
+    return;
+  }
+  fs::path normal = directory.lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();  // "scene/"
+  const fs::path parent = DirectoryOf(normal);
+  if (!fs::is_directory(parent)) {
+    throw CommandError("cannot make " + named + ": " + Quoted(parent) + " does not exist");
+  }
+}
+
+// The connectivity to label INPUT with: the one asked for, else 8 for a 2D image or a one-slice
+// volume and 26 for other volumes. Refuses volume connectivities on a 2D file and anything the
+// library refuses for this extent (4 or 8 on a volume, ha4 on a volume).
+int ResolveConnectivity(const LabelRequest& request, const InputInformation& information) {
+  const Extent3& extent = information.extent;
+  int connectivity = request.connectivity;
+  if (connectivity == 0) connectivity = extent.z == 1 ? 8 : 26;
+  if (information.dimension == 2 && !is_2d_connectivity(connectivity)) {
+    throw CommandError("INPUT " + Quoted(request.input) + " is a 2D image of " +
+                       std::to_string(extent.x) + "x" + std::to_string(extent.y) +
+                       " pixels; use --connectivity 4 or 8 (" + std::to_string(connectivity) +
+                       " is for volumes)");
+  }
+  LabelOptions options = MakeLabelOptions(request);
+  options.connectivity = connectivity;
+  const std::string refusal = Refusal(options, extent);
+  if (!refusal.empty()) throw CommandError("INPUT " + Quoted(request.input) + ": " + refusal);
+  return connectivity;
+}
+
+bool IsPng(const fs::path& output) {
+  const itk::ImageIOBase::Pointer writer = itk::ImageIOFactory::CreateImageIO(
+      output.c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode);
+  return writer && std::string(writer->GetNameOfClass()) == "PNGImageIO";
+}
+
+// ---- reading, binarizing and labeling -----------------------------------------------------
+
+template <typename TPixel, unsigned VDimension>
+typename MaskImage<VDimension>::Pointer Binarize(const itk::Image<TPixel, VDimension>* image,
+                                                 const Foreground& foreground) {
+  if (foreground.rule == Foreground::Rule::otsu) return OtsuForeground(image);
+  auto mask = MaskImage<VDimension>::New();
+  mask->CopyInformation(image);  // spacing, origin and direction
+  mask->SetRegions(image->GetBufferedRegion());
+  mask->Allocate();
+  const TPixel* values = image->GetBufferPointer();
+  std::uint8_t* foreground_voxels = mask->GetBufferPointer();
+  const std::size_t count = image->GetBufferedRegion().GetNumberOfPixels();
+  for (std::size_t i = 0; i < count; ++i) {
+    const double value = static_cast<double>(values[i]);
+    foreground_voxels[i] = foreground.low <= value && value <= foreground.high;
+  }
+  return mask;
+}
+
+// Labels `image` (or its foreground), on the CPU when the device is auto and the GPU has too
+// little memory.
+template <typename TPixel, unsigned VDimension>
+LabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimension>* image,
+                                           LabelOptions options, bool measure, bool quiet) {
+  try {
+    return detail::LabelImage(image, options, TPixel{}, measure);
+  } catch (const OutOfDeviceMemory& error) {
+    if (options.backend != Backend::automatic) throw;
+    if (!quiet) {
+      std::cerr << "volccl: " << OneLine(error.what()) << "; labeling on the CPU instead\n";
+    }
+    options.backend = Backend::cpu;
+    return detail::LabelImage(image, options, TPixel{}, measure);
+  }
+}
+
+// Reads INPUT as TPixel voxels (its own type: no rounding), binarizes it and labels it.
+template <unsigned VDimension, typename TPixel>
+LabeledImage<VDimension> ReadAndLabel(const InputInformation& information,
+                                      const LabelRequest& request, Progress& progress,
+                                      CommandTimings& timings) {
+  detail::StepClock stopwatch;
+  progress.Start("reading " + Quoted(request.input));
+  typename itk::Image<TPixel, VDimension>::Pointer image =
+      ReadInputImage<itk::Image<TPixel, VDimension>>(information);
+  timings.read_ms = stopwatch.lap();
+  const LabelOptions options = MakeLabelOptions(request);
+  const std::string labeling = request.Measures() ? "labeling and measuring" : "labeling";
+  if (request.foreground.rule == Foreground::Rule::nonzero) {
+    progress.Start(labeling);
+    return LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet);
+  }
+  progress.Start(request.foreground.rule == Foreground::Rule::otsu ? "thresholding (Otsu)"
+                                                                   : "selecting the foreground");
+  typename MaskImage<VDimension>::Pointer mask = Binarize(image.GetPointer(), request.foreground);
+  image = nullptr;  // frees the input before the labels are allocated
+  timings.binarize_ms = stopwatch.lap();
+  progress.Start(labeling);
+  return LabelWithFallback(mask.GetPointer(), options, request.Measures(), request.quiet);
+}
+
+// ---- writing ----------------------------------------------------------------------------------
+
+OutputType ChooseOutputType(OutputType requested, std::uint32_t component_count,
+                            const fs::path& output) {
+  if (requested == OutputType::automatic) {
+    return component_count <= LargestValue(OutputType::uint8)    ? OutputType::uint8
+           : component_count <= LargestValue(OutputType::uint16) ? OutputType::uint16
+                                                                 : OutputType::uint32;
+  }
+  if (component_count > LargestValue(requested)) {
+    throw CommandError("--output-type " + std::string(ToString(requested)) + ": " +
+                       std::to_string(component_count) + " labels do not fit (at most " +
+                       std::to_string(LargestValue(requested)) +
+                       "); use --output-type auto or a wider type");
+  }
+  if (IsPng(output) && (requested == OutputType::uint32 || requested == OutputType::uint64)) {
+    throw CommandError("OUTPUT " + Quoted(output) + ": PNG files cannot hold " +
+                       ToString(requested) + " voxels (use .nii.gz, .mha, .nrrd or .tif)");
+  }
+  return requested;
+}
+
+template <typename TValue, unsigned VDimension>
+void WriteLabelsAs(const LabelImageType<VDimension>* labels, const fs::path& staged) {
+  if constexpr (std::is_same<TValue, std::uint32_t>::value) {
+    itk::WriteImage(labels, staged.string());
+  } else {
+    using OutputImage = itk::Image<TValue, VDimension>;
+    auto converted = OutputImage::New();
+    converted->CopyInformation(labels);
+    converted->SetRegions(labels->GetBufferedRegion());
+    converted->Allocate();
+    const std::uint32_t* values = labels->GetBufferPointer();
+    std::copy(values, values + labels->GetBufferedRegion().GetNumberOfPixels(),
+              converted->GetBufferPointer());
+    itk::WriteImage(converted.GetPointer(), staged.string());
+  }
+}
+
+template <unsigned VDimension>
+void WriteLabels(const LabelImageType<VDimension>* labels, OutputType type, const fs::path& output,
+                 const fs::path& staged) {
+  if (IsPng(output) && type != OutputType::uint8 && type != OutputType::uint16) {
+    throw CommandError("OUTPUT " + Quoted(output) + ": the labels need " + ToString(type) +
+                       ", which PNG files cannot hold (use .nii.gz, .mha, .nrrd or .tif)");
+  }
+  try {
+    switch (type) {
+      case OutputType::uint8:
+        WriteLabelsAs<std::uint8_t>(labels, staged);
+        break;
+      case OutputType::uint16:
+        WriteLabelsAs<std::uint16_t>(labels, staged);
+        break;
+      case OutputType::uint64:
+        WriteLabelsAs<std::uint64_t>(labels, staged);
+        break;
+      default:
+        WriteLabelsAs<std::uint32_t>(labels, staged);
+    }
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot write OUTPUT " + Quoted(output) + " as " + ToString(type) + ": " +
+                       error.GetDescription());
+  }
+}
+
+// --vtk DIR: made when absent (and removed again when the run fails), its files staged in a
+// hidden directory inside it.
+class VtkDirectory {
+ public:
+  explicit VtkDirectory(const fs::path& directory)
+      : directory_(directory), made_(!fs::exists(directory)) {
+    std::error_code error;
+    if (made_ && !fs::create_directory(directory, error)) {
+      throw CommandError("cannot make --vtk " + Quoted(directory) + ": " + error.message());
+    }
+    staging_.emplace(directory, "volccl-vtk");
+  }
+  VtkDirectory(const VtkDirectory&) = delete;
+  VtkDirectory& operator=(const VtkDirectory&) = delete;
+  ~VtkDirectory() {
+    staging_.reset();
+    std::error_code ignored;
+    if (made_ && !committed_) fs::remove(directory_, ignored);
+  }
+
+  const StagingDirectory& Staging() const { return *staging_; }
+  void Commit(const fs::path& input, bool force) {
+    staging_->Commit(input, force);
+    committed_ = true;
+  }
+
+ private:
+  fs::path directory_;
+  bool made_;
+  bool committed_ = false;
+  std::optional<StagingDirectory> staging_;
+};
+
+// ---- reporting --------------------------------------------------------------------------------
+
+std::string DeviceDescription(const LabelResult& result) {
+  if (result.backend_used == Backend::cuda) return "CUDA: " + cuda_device_description();
+  return "CPU, " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
+}
+
+template <unsigned VDimension>
+std::string SizeOf(const LabelImageType<VDimension>* image) {
+  const auto& size = image->GetBufferedRegion().GetSize();
+  return SizeText(size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1, VDimension);
+}
+
+// "labeled 128x128x62 voxels: 17 components (buf, 26-connectivity, on CPU, 2 threads,
+// 12.3 ms)", with the algorithm that ran (what auto chose).
+template <unsigned VDimension>
+std::string Summary(const LabelRequest& request, const LabeledImage<VDimension>& labeled) {
+  const std::uint32_t count = labeled.Result.component_count;
+  return "labeled " + SizeOf<VDimension>(labeled.Labels.GetPointer()) + ": " +
+         std::to_string(count) + (count == 1 ? " component (" : " components (") +
+         to_string(labeled.Result.algorithm_used) + ", " + std::to_string(request.connectivity) +
+         "-connectivity, on " + DeviceDescription(labeled.Result) + ", " +
+         FormatMs(labeled.Result.timings.total_ms) + " ms)";
+}
+
+template <unsigned VDimension>
+std::string TimingsJson(const LabelRequest& request, const LabeledImage<VDimension>& labeled,
+                        OutputType output_type, const CommandTimings& timings) {
+  const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
+  const StepTimings& steps = labeled.Result.timings;
+  std::ostringstream json;
+  json.precision(6);
+  json << "{\"input\": " << JsonString(request.input)
+       << ", \"output\": " << JsonString(request.output)
+       << ", \"output_type\": " << JsonString(request.output.empty() ? "" : ToString(output_type))
+       << ", \"size\": [" << size[0];
+  for (unsigned axis = 1; axis < VDimension; ++axis) json << ", " << size[axis];
+  json << "], \"components\": " << labeled.Result.component_count
+       << ", \"algorithm\": " << JsonString(to_string(labeled.Result.algorithm_used))
+       << ", \"connectivity\": " << request.connectivity
+       << ", \"device\": " << JsonString(to_string(labeled.Result.backend_used))
+       << ", \"device_description\": " << JsonString(DeviceDescription(labeled.Result))
+       << ", \"read_ms\": " << timings.read_ms << ", \"binarize_ms\": " << timings.binarize_ms
+       << ", \"label_ms\": {\"allocation\": " << steps.allocation_ms
+       << ", \"upload\": " << steps.upload_ms << ", \"initialization\": " << steps.initialization_ms
+       << ", \"merge\": " << steps.merge_ms << ", \"compression\": " << steps.compression_ms
+       << ", \"relabel\": " << steps.relabel_ms
+       << ", \"final_labeling\": " << steps.final_labeling_ms
+       << ", \"statistics\": " << steps.statistics_ms << ", \"download\": " << steps.download_ms
+       << ", \"total\": " << steps.total_ms << "}, \"relabel_ms\": " << timings.relabel_ms
+       << ", \"write_ms\": " << timings.write_ms
+       << ", \"stats_write_ms\": " << timings.stats_write_ms
+       << ", \"vtk_write_ms\": " << timings.vtk_write_ms << "}";
+  return json.str();
+}
+
+// ---- the command ------------------------------------------------------------------------------
+
+template <unsigned VDimension>
+int LabelAndWrite(const InputInformation& information, const LabelRequest& request) {
+  // Staging first: an unwritable destination fails before the labeling.
+  std::optional<StagingDirectory> output_staging, stats_staging;
+  if (!request.output.empty()) {
+    output_staging.emplace(DirectoryOf(request.output), fs::path(request.output).filename());
+  }
+  if (!request.stats.empty()) {
+    stats_staging.emplace(DirectoryOf(request.stats), fs::path(request.stats).filename());
+  }
+  std::optional<VtkDirectory> vtk_directory;
+  if (!request.vtk.empty()) vtk_directory.emplace(request.vtk);
+
+  Progress progress(!request.quiet && (request.progress || StderrIsTerminal()));
+  CommandTimings timings;
+  LabeledImage<VDimension> labeled = VisitPixelType(information, [&](auto pixel) {
+    return ReadAndLabel<VDimension, decltype(pixel)>(information, request, progress, timings);
+  });
+  std::uint32_t* labels = labeled.Labels->GetBufferPointer();
+  const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
+  const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
+  detail::StepClock stopwatch;
+  if (relabels(request.relabeling)) {
+    progress.Start("removing and renumbering components");
+    labeled.Result.component_count =
+        relabel(labels, extent, labeled.Result.component_count, request.relabeling,
+                request.Measures() ? &labeled.Moments : nullptr);
+    timings.relabel_ms = stopwatch.lap();
+  }
+
+  OutputType output_type = OutputType::automatic;
+  if (output_staging) {
+    output_type =
+        ChooseOutputType(request.output_type, labeled.Result.component_count, request.output);
+    progress.Start("writing " + Quoted(request.output) + " (" + ToString(output_type) + ")");
+    WriteLabels<VDimension>(labeled.Labels.GetPointer(), output_type, request.output,
+                            output_staging->Staged(fs::path(request.output).filename()));
+    timings.write_ms = stopwatch.lap();
+  }
+  std::vector<ComponentShape> shapes;
+  if (request.Measures()) {
+    shapes = DescribeComponents(labeled.Moments, labeled.Geometry, VDimension);
+  }
+  if (stats_staging) {
+    progress.Start("writing " + Quoted(request.stats));
+    WriteStatsTable(shapes, VDimension, request.stats,
+                    stats_staging->Staged(fs::path(request.stats).filename()),
+                    "--stats " + Quoted(request.stats));
+    timings.stats_write_ms = stopwatch.lap();
+  }
+  if (vtk_directory) {
+    progress.Start(std::string("writing the ParaView scene") +
+                   (request.surfaces ? " and surfaces" : "") + " to " + Quoted(request.vtk));
+    const vtk_output::LabelVolume volume{labels, extent, VDimension, labeled.Geometry};
+    vtk_output::Options options;
+    options.label_data = request.vtk_labels;
+    options.surfaces = request.surfaces;
+    try {
+      vtk_output::write(vtk_directory->Staging().Path(), volume, shapes, options);
+    } catch (const std::runtime_error& error) {
+      throw CommandError("cannot write --vtk " + Quoted(request.vtk) + ": " +
+                         WithoutLibraryPrefix(error.what()));
+    }
+    timings.vtk_write_ms = stopwatch.lap();
+  }
+  progress.Finish();
+
+  if (output_staging) output_staging->Commit(request.input, request.force);
+  if (stats_staging) stats_staging->Commit(request.input, request.force);
+  if (vtk_directory) vtk_directory->Commit(request.input, request.force);
+
+  if (request.timings) {
+    if (!request.quiet) std::cerr << Summary(request, labeled) << '\n';
+    std::cout << TimingsJson(request, labeled, output_type, timings) << '\n';
+  } else if (!request.quiet) {
+    std::cout << Summary(request, labeled) << '\n';
+  }
+  return 0;
+}
+
+class LabelCommand : public Command {
+ public:
+  explicit LabelCommand(CLI::App* app) : Command(app) {
+    AddOptions(*app, request_);
+    // An algorithm that cannot label with the connectivity asked for (buf with 6, ha4 with 26).
+    app->callback([this] {
+      if (request_.connectivity != 0) {
+        const std::string refusal = Refusal(MakeLabelOptions(request_));
+        if (!refusal.empty()) throw CLI::ValidationError(refusal);
+      }
+    });
+  }
+
+  int Run() const override {
+    const LabelRequest& request = request_;
+    if (request.output.empty() && request.stats.empty() && request.vtk.empty()) {
+      throw CommandError("nothing to write: give -o OUTPUT, --stats FILE or --vtk DIR");
+    }
+    CheckInput(request.input);
+    if (!request.output.empty()) {
+      CheckImageOutput(request.output, request.input, request.force, true);
+      ChooseOutputType(request.output_type, 0, request.output);  // PNG and uint32, say
+    }
+    if (!request.stats.empty()) {
+      CheckStatsOutput("--stats", request.stats, request.input, request.output, request.force);
+    }
+    if (!request.vtk.empty()) CheckVtkDirectory(request.vtk, request.input, request.force);
+    const InputInformation information = ReadInputInformation(request.input, "INPUT");
+    CheckReadable(information, sizeof(std::uint32_t) + sizeof(std::uint8_t));
+    LabelRequest resolved = request;
+    resolved.connectivity = ResolveConnectivity(request, information);
+    return information.dimension == 2 ? LabelAndWrite<2>(information, resolved)
+                                      : LabelAndWrite<3>(information, resolved);
+  }
+
+ private:
+  LabelRequest request_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AddLabelCommand(CLI::App& app) {
+  return std::make_unique<LabelCommand>(app.add_subcommand(
+      "label",
+      "Label the connected components of a 3D volume or a 2D image; write the labels, their "
+      "statistics (--stats) and a ParaView scene (--vtk)"));
+}
+
+}  // namespace volccl::cli

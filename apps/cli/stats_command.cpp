@@ -1,0 +1,109 @@
+// volccl stats: the statistics of an existing label image (from volccl, ITK or anywhere), on the
+// CPU, in the file format of volccl label --stats.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command_support.h"
+#include "commands.h"
+#include "input_image.h"
+#include "stats_table.h"
+#include "volccl/detail/step_clock.h"
+#include "volccl/volccl.h"
+#include "volcclLabelImage.h"
+
+namespace volccl::cli {
+namespace {
+
+struct StatsRequest {
+  std::string input;
+  std::string output;
+  bool force = false;
+  bool quiet = false;
+};
+
+template <unsigned VDimension>
+int MeasureAndWrite(const InputInformation& information, const StatsRequest& request) {
+  using ValueImage = itk::Image<double, VDimension>;
+  const typename ValueImage::Pointer values = ReadInputImage<ValueImage>(information);
+  // Labels as uint32, refusing what is not one: a negative, fractional or too large value.
+  auto labels = LabelImageType<VDimension>::New();
+  labels->CopyInformation(values);
+  labels->SetRegions(values->GetBufferedRegion());
+  labels->Allocate();
+  const std::size_t voxels = values->GetBufferedRegion().GetNumberOfPixels();
+  std::uint32_t largest = 0;
+  for (std::size_t i = 0; i < voxels; ++i) {
+    const double value = values->GetBufferPointer()[i];
+    if (!(value >= 0 && value <= max_voxel_count && value == std::floor(value))) {
+      throw CommandError(information.named + " holds the value " + std::to_string(value) +
+                         ", which is not a label (labels are integers from 0 to " +
+                         std::to_string(max_voxel_count) + ")");
+    }
+    const auto label = static_cast<std::uint32_t>(value);
+    labels->GetBufferPointer()[i] = label;
+    largest = std::max(largest, label);
+  }
+
+  detail::StepClock stopwatch;
+  const std::vector<ComponentMoments> moments =
+      measure(labels->GetBufferPointer(), information.extent, largest);
+  const double measure_ms = stopwatch.lap();
+
+  const StagingDirectory staging(DirectoryOf(request.output), fs::path(request.output).filename());
+  WriteStatsTable(DescribeComponents(moments, GeometryOf(labels.GetPointer()), VDimension),
+                  VDimension, request.output, staging.Staged(fs::path(request.output).filename()),
+                  "OUTPUT " + Quoted(request.output));
+  staging.Commit(request.input, request.force);
+  if (!request.quiet) {
+    const auto present = std::count_if(moments.begin(), moments.end(),
+                                       [](const ComponentMoments& m) { return m.count != 0; });
+    const Extent3& extent = information.extent;
+    std::cout << "measured " << SizeText(extent.x, extent.y, extent.z, VDimension) << ": "
+              << present << (present == 1 ? " label" : " labels") << " (on CPU, "
+              << FormatMs(measure_ms) << " ms)\n";
+  }
+  return 0;
+}
+
+class StatsCommand : public Command {
+ public:
+  explicit StatsCommand(CLI::App* app) : Command(app) {
+    app->add_option("LABELS", request_.input,
+                    "Label image of non-negative integer values, in any format ITK reads, or a "
+                    "directory of 2D label slices")
+        ->required();
+    app->add_option("-o,--output", request_.output,
+                    "Statistics to write: FILE.csv or FILE.json, one row per label present, "
+                    "the columns of volccl label --stats")
+        ->required();
+    app->add_flag("--force", request_.force, "Overwrite OUTPUT if it exists");
+    app->add_flag("-q,--quiet", request_.quiet, "Print nothing but errors");
+  }
+
+  int Run() const override {
+    CheckInput(request_.input);
+    CheckStatsOutput("OUTPUT", request_.output, request_.input, "", request_.force);
+    const InputInformation information = ReadInputInformation(request_.input, "LABELS");
+    CheckReadable(information, sizeof(double) + sizeof(std::uint32_t));
+    return information.dimension == 2 ? MeasureAndWrite<2>(information, request_)
+                                      : MeasureAndWrite<3>(information, request_);
+  }
+
+ private:
+  StatsRequest request_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AddStatsCommand(CLI::App& app) {
+  return std::make_unique<StatsCommand>(app.add_subcommand(
+      "stats",
+      "Measure the components of an existing label image (0 background, labels 1..N, from "
+      "volccl, ITK or anywhere) on the CPU and write the statistics of `volccl label --stats`"));
+}
+
+}  // namespace volccl::cli
