@@ -3,6 +3,8 @@
 // and the labeling itself, from the foreground ConnectedComponentImageFilter defines.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <vector>
@@ -95,12 +97,24 @@ class ITK_TEMPLATE_EXPORT CudaLabelingImageFilterBase
   /** The filter produces all of its output. */
   void EnlargeOutputRequestedRegion(DataObject* output) override;
 
-  /** Labels the input's `region` into `labels` (volccl's numbering: 0 background, 1..count in
-   * raster order) and, unless `moments` is null, measures the components; sets ObjectCount and
-   * LabelResult and reports progress up to `progress_after`. Throws itk::ExceptionObject for
-   * what volccl refuses. */
-  void Label(const InputRegionType& region, std::vector<std::uint32_t>& labels,
+  /** Labels the input's `region` into `labels`, one per voxel of the region, every one written
+   * (volccl's numbering: 0 background, 1..count in raster order) and, unless `moments` is null,
+   * measures the components; sets ObjectCount and LabelResult and reports progress up to
+   * `progress_after`. Throws itk::ExceptionObject for what volccl refuses. */
+  void Label(const InputRegionType& region, std::uint32_t* labels,
              std::vector<volccl::ComponentMoments>* moments, float progress_after);
+
+  /** Calls work(begin, end) on contiguous chunks of [0, count) on the filter's threads: the
+   * per-voxel passes around the labeling, which one thread makes as slow as ITK's own filter
+   * on large volumes. */
+  template <typename TWork>
+  void ForEachChunk(std::size_t count, const TWork& work) {
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    this->GetMultiThreader()->ParallelizeArray(
+        0, (count + chunk - 1) / chunk,
+        [&](SizeValueType index) { work(index * chunk, std::min(count, (index + 1) * chunk)); },
+        nullptr);
+  }
 
   // The volccl connectivity of an update: m_Connectivity, or FullyConnected's.
   int ResolvedConnectivity() const;

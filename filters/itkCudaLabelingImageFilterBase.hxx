@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "itkCudaLabelingImageFilterBase.h"
@@ -36,7 +38,7 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
 void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
-    const InputRegionType& region, std::vector<std::uint32_t>& labels,
+    const InputRegionType& region, std::uint32_t* labels,
     std::vector<volccl::ComponentMoments>* moments, float progress_after) {
   const InputImageType* input = this->GetInput();
   const MaskImageType* mask = this->GetMaskImage();
@@ -49,21 +51,29 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
 
   // Foreground as ConnectedComponentImageFilter has it: non-zero input where the mask is
   // non-zero (its MaskImageFilter sets the rest to zero).
-  std::vector<std::uint8_t> foreground(extent.voxel_count());
-  ImageRegionConstIterator<InputImageType> in(input, region);
+  const std::size_t count = extent.voxel_count();
+  const std::unique_ptr<std::uint8_t[]> foreground(new std::uint8_t[count]);
   const InputPixelType zero = NumericTraits<InputPixelType>::ZeroValue();
-  if (mask) {
-    ImageRegionConstIterator<MaskImageType> inside(mask, region);
-    const MaskPixelType outside = NumericTraits<MaskPixelType>::ZeroValue();
-    for (std::uint8_t& voxel : foreground) {
-      voxel = in.Get() != zero && inside.Get() != outside;
-      ++in;
-      ++inside;
-    }
+  const MaskPixelType outside = NumericTraits<MaskPixelType>::ZeroValue();
+  const bool whole_buffers =
+      input->GetBufferedRegion() == region && (!mask || mask->GetBufferedRegion() == region);
+  if (whole_buffers) {  // the usual case: the buffers in raster order, on every thread
+    const InputPixelType* values = input->GetBufferPointer();
+    const MaskPixelType* inside = mask ? mask->GetBufferPointer() : nullptr;
+    ForEachChunk(count, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        foreground[i] = values[i] != zero && (!inside || inside[i] != outside);
+      }
+    });
   } else {
-    for (std::uint8_t& voxel : foreground) {
-      voxel = in.Get() != zero;
-      ++in;
+    ImageRegionConstIterator<InputImageType> in(input, region);
+    if (mask) {
+      ImageRegionConstIterator<MaskImageType> inside(mask, region);
+      for (std::size_t i = 0; i < count; ++i, ++in, ++inside) {
+        foreground[i] = in.Get() != zero && inside.Get() != outside;
+      }
+    } else {
+      for (std::size_t i = 0; i < count; ++i, ++in) foreground[i] = in.Get() != zero;
     }
   }
   this->UpdateProgress(0.2f * progress_after);
@@ -72,11 +82,10 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
   options.connectivity = ResolvedConnectivity();
   options.algorithm = m_Algorithm;
   options.backend = m_Backend;
-  labels.resize(extent.voxel_count());
   try {
     m_LabelResult = moments != nullptr
-                        ? volccl::label(foreground.data(), extent, labels.data(), *moments, options)
-                        : volccl::label(foreground.data(), extent, labels.data(), options);
+                        ? volccl::label(foreground.get(), extent, labels, *moments, options)
+                        : volccl::label(foreground.get(), extent, labels, options);
   } catch (const volccl::Error& error) {
     itkExceptionMacro(<< error.what());
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "itkCudaShapeLabelMapFilter.h"
@@ -16,9 +17,9 @@ void CudaShapeLabelMapFilter<TInputImage, TMaskImage>::GenerateData() {
   output->ClearLabels();
   const InputImageType* input = this->GetInput();
   const InputRegionType region = input->GetRequestedRegion();
-  std::vector<std::uint32_t> labels;
+  const std::unique_ptr<std::uint32_t[]> labels(new std::uint32_t[region.GetNumberOfPixels()]);
   std::vector<volccl::ComponentMoments> moments;
-  this->Label(region, labels, &moments, 0.8f);
+  this->Label(region, labels.get(), &moments, 0.8f);
   const volccl::ImageGeometry geometry = volccl::GeometryOf(input);
 
   std::vector<typename LabelObjectType::Pointer> objects(moments.size());
@@ -50,7 +51,7 @@ void CudaShapeLabelMapFilter<TInputImage, TMaskImage>::GenerateData() {
   // The lines: the runs of each label along x.
   const SizeValueType width = region.GetSize(0);
   const SizeValueType rows = region.GetNumberOfPixels() / width;
-  const std::uint32_t* voxel = labels.data();
+  const std::uint32_t* voxel = labels.get();
   for (SizeValueType row = 0; row < rows; ++row, voxel += width) {
     typename InputRegionType::IndexType index = region.GetIndex();
     SizeValueType rest = row;
