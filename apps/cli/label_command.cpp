@@ -433,24 +433,29 @@ LabeledImage<VDimension> ReadAndLabel(const InputInformation& information,
 
 // ---- writing ----------------------------------------------------------------------------------
 
+// The voxel type OUTPUT gets for `component_count` labels; refuses a forced type too narrow for
+// them, and a type PNG cannot hold (before the labeling, with a count of 0, for a forced one).
 OutputType ChooseOutputType(OutputType requested, std::uint32_t component_count,
                             const fs::path& output) {
+  OutputType type = requested;
   if (requested == OutputType::automatic) {
-    return component_count <= LargestValue(OutputType::uint8)    ? OutputType::uint8
+    type = component_count <= LargestValue(OutputType::uint8)    ? OutputType::uint8
            : component_count <= LargestValue(OutputType::uint16) ? OutputType::uint16
                                                                  : OutputType::uint32;
-  }
-  if (component_count > LargestValue(requested)) {
+  } else if (component_count > LargestValue(requested)) {
     throw CommandError("--output-type " + std::string(ToString(requested)) + ": " +
                        std::to_string(component_count) + " labels do not fit (at most " +
                        std::to_string(LargestValue(requested)) +
                        "); use --output-type auto or a wider type");
   }
-  if (IsPng(output) && (requested == OutputType::uint32 || requested == OutputType::uint64)) {
-    throw CommandError("OUTPUT " + Quoted(output) + ": PNG files cannot hold " +
-                       ToString(requested) + " voxels (use .nii.gz, .mha, .nrrd or .tif)");
+  if ((type == OutputType::uint32 || type == OutputType::uint64) && IsPng(output)) {
+    const std::string why = requested == OutputType::automatic
+                                ? std::to_string(component_count) + " labels need them; "
+                                : "";
+    throw CommandError("OUTPUT " + Quoted(output) + ": PNG files cannot hold " + ToString(type) +
+                       " voxels (" + why + "use .nii.gz, .mha, .nrrd or .tif)");
   }
-  return requested;
+  return type;
 }
 
 template <typename TValue, unsigned VDimension>
@@ -473,10 +478,6 @@ void WriteLabelsAs(const LabelImageType<VDimension>* labels, const fs::path& sta
 template <unsigned VDimension>
 void WriteLabels(const LabelImageType<VDimension>* labels, OutputType type, const fs::path& output,
                  const fs::path& staged) {
-  if (IsPng(output) && type != OutputType::uint8 && type != OutputType::uint16) {
-    throw CommandError("OUTPUT " + Quoted(output) + ": the labels need " + ToString(type) +
-                       ", which PNG files cannot hold (use .nii.gz, .mha, .nrrd or .tif)");
-  }
   try {
     switch (type) {
       case OutputType::uint8:

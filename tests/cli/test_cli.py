@@ -1172,8 +1172,13 @@ def output_types(cli, work):
         expect_raster_numbering(labels, SAMPLE_OTSU_COMPONENTS)
     expect_error(cli.run("label", cli.sample, "--output-type", "int7", "-o", "x.nii.gz",
                          cwd=work), 2, "--output-type")
+    # A 2D checkerboard at 4-connectivity: 131072 labels, which need uint32, which PNG lacks.
+    expect_success(cli.run("generate", "checkerboard", "--size", "512,512", "-o", "board.png",
+                           "-q", cwd=work))
+    expect_error(cli.run("label", "board.png", "--connectivity", "4", "-o", "labels.png",
+                         cwd=work), 1, "PNG files cannot hold uint32", "131072 labels")
     expect_files(work, ["board.mha", "auto.nii.gz", "wide.nii.gz", "uint16.nii.gz",
-                        "uint32.nii.gz"])
+                        "uint32.nii.gz", "board.png"])
 
 
 @case
