@@ -30,6 +30,7 @@
 
 #include "timed_runs.h"
 #include "volccl/data/generators.h"
+#include "volccl/detail/json_string.h"
 #include "volccl/volccl.h"
 #ifdef VOLCCL_HAS_CUDA
 #include "cuda_bench.h"
@@ -43,6 +44,7 @@ using volccl::Extent3;
 using volccl::LabelResult;
 using volccl::StepTimings;
 using volccl::bench::TimedRuns;
+using volccl::detail::json_string;
 
 // Bytes of the memory floor per voxel: the uint8 mask read once, the uint32 labels written once.
 constexpr double kFloorBytesPerVoxel = 1 + 4;
@@ -263,23 +265,6 @@ std::string coordinates(std::uint64_t index, Extent3 extent) {
   return "(x " + std::to_string(index % extent.x) + ", y " +
          std::to_string(index / extent.x % extent.y) + ", z " +
          std::to_string(index / (extent.x * extent.y)) + ")";
-}
-
-std::string json_string(const std::string& text) {
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      quoted += escaped;
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + '"';
 }
 
 template <typename T>

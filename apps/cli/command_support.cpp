@@ -121,7 +121,7 @@ void Progress::Start(const std::string& step) {
   if (!enabled_) return;
   std::cerr << "volccl: " << step << " ..." << std::flush;
   running_ = true;
-  start_ = std::chrono::steady_clock::now();
+  clock_.lap();
 }
 
 Progress::~Progress() {
@@ -134,9 +134,7 @@ Progress::~Progress() {
 
 void Progress::Finish() {
   if (!running_) return;
-  const std::chrono::duration<double, std::milli> elapsed =
-      std::chrono::steady_clock::now() - start_;
-  std::cerr << ' ' << FormatMs(elapsed.count()) << " ms" << std::endl;
+  std::cerr << ' ' << FormatMs(clock_.lap()) << " ms" << std::endl;
   running_ = false;
 }
 
@@ -152,23 +150,6 @@ std::string FormatMs(double ms) {
   char text[32];
   std::snprintf(text, sizeof text, ms < 100 ? "%.3g" : "%.0f", ms);
   return text;
-}
-
-std::string JsonString(const std::string& text) {
-  std::string json = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      json += '\\';
-      json += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      json += escaped;
-    } else {
-      json += c;
-    }
-  }
-  return json + "\"";
 }
 
 std::string Number(double value) {

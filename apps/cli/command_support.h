@@ -2,11 +2,12 @@
 // writes, the staging of outputs, progress lines and number formatting.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+
+#include "volccl/detail/step_clock.h"
 
 namespace volccl::cli {
 
@@ -80,7 +81,7 @@ class Progress {
  private:
   bool enabled_;
   bool running_ = false;
-  std::chrono::steady_clock::time_point start_;
+  detail::StepClock clock_;
 };
 
 // Whether progress lines go to stderr by default: it is a terminal.
@@ -89,8 +90,7 @@ bool StderrIsTerminal();
 // "128x128x62 voxels" or "640x480 pixels".
 std::string SizeText(std::uint64_t x, std::uint64_t y, std::uint64_t z, unsigned dimension);
 
-std::string FormatMs(double ms);             // "12.3", "4567"
-std::string JsonString(const std::string&);  // quoted and escaped
-std::string Number(double value);            // every digit: "%.17g"
+std::string FormatMs(double ms);   // "12.3", "4567"
+std::string Number(double value);  // every digit: "%.17g"
 
 }  // namespace volccl::cli

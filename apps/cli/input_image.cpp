@@ -113,6 +113,12 @@ std::string NiftiShortfall(const fs::path& file, std::uint64_t data_bytes) {
   return {};
 }
 
+std::string Trimmed(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t\r");
+  const std::size_t last = text.find_last_not_of(" \t\r");
+  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
 // MetaImage (.mha, .mhd + .raw), uncompressed: the voxels after the header, or in the data file,
 // must be there. ITK's reader warns on stderr and carries on.
 std::string MetaImageShortfall(const fs::path& file, std::uint64_t data_bytes) {
@@ -122,13 +128,8 @@ std::string MetaImageShortfall(const fs::path& file, std::uint64_t data_bytes) {
   while (data_file.empty() && std::getline(header, line)) {
     const std::size_t equals = line.find('=');
     if (equals == std::string::npos) continue;
-    auto trimmed = [](std::string text) {
-      const std::size_t first = text.find_first_not_of(" \t\r");
-      const std::size_t last = text.find_last_not_of(" \t\r");
-      return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
-    };
-    const std::string key = trimmed(line.substr(0, equals));
-    const std::string value = trimmed(line.substr(equals + 1));
+    const std::string key = Trimmed(line.substr(0, equals));
+    const std::string value = Trimmed(line.substr(equals + 1));
     if (key == "CompressedData") compressed = value == "True" || value == "true";
     if (key == "HeaderSize") header_size_given = true;
     if (key == "ElementDataFile") data_file = value;

@@ -19,6 +19,7 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "stats_table.h"
+#include "volccl/detail/json_string.h"
 #include "volccl/detail/step_clock.h"
 #include "volccl/relabel.h"
 #include "volcclLabelImage.h"
@@ -316,8 +317,9 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
 
 // The files --vtk writes into DIR, for the checks before labeling.
 const std::vector<std::string>& VtkFileNames() {
-  static const std::vector<std::string> names = {"labels.vti", "components.vtp", "surfaces.vtp",
-                                                 "volccl.pvd"};
+  static const std::vector<std::string> names = {
+      vtk_output::kImageFile, vtk_output::kComponentsFile, vtk_output::kSurfacesFile,
+      vtk_output::kCollectionFile};
   return names;
 }
 
@@ -563,16 +565,16 @@ std::string TimingsJson(const LabelRequest& request, const LabeledImage<VDimensi
   const StepTimings& steps = labeled.Result.timings;
   std::ostringstream json;
   json.precision(6);
-  json << "{\"input\": " << JsonString(request.input)
-       << ", \"output\": " << JsonString(request.output)
-       << ", \"output_type\": " << JsonString(request.output.empty() ? "" : ToString(output_type))
+  json << "{\"input\": " << detail::json_string(request.input)
+       << ", \"output\": " << detail::json_string(request.output) << ", \"output_type\": "
+       << detail::json_string(request.output.empty() ? "" : ToString(output_type))
        << ", \"size\": [" << size[0];
   for (unsigned axis = 1; axis < VDimension; ++axis) json << ", " << size[axis];
   json << "], \"components\": " << labeled.Result.component_count
-       << ", \"algorithm\": " << JsonString(to_string(labeled.Result.algorithm_used))
+       << ", \"algorithm\": " << detail::json_string(to_string(labeled.Result.algorithm_used))
        << ", \"connectivity\": " << request.connectivity
-       << ", \"device\": " << JsonString(to_string(labeled.Result.backend_used))
-       << ", \"device_description\": " << JsonString(DeviceDescription(labeled.Result))
+       << ", \"device\": " << detail::json_string(to_string(labeled.Result.backend_used))
+       << ", \"device_description\": " << detail::json_string(DeviceDescription(labeled.Result))
        << ", \"read_ms\": " << timings.read_ms << ", \"binarize_ms\": " << timings.binarize_ms
        << ", \"label_ms\": {\"allocation\": " << steps.allocation_ms
        << ", \"upload\": " << steps.upload_ms << ", \"initialization\": " << steps.initialization_ms

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "command_support.h"
+#include "volccl/detail/json_string.h"
 
 namespace volccl::cli {
 namespace {
@@ -89,7 +90,7 @@ void WriteStatsTable(const std::vector<ComponentShape>& shapes, unsigned dimensi
   if (json) {
     file << "{\"dimension\": " << dimension << ", \"columns\": [";
     for (std::size_t c = 0; c < columns.size(); ++c) {
-      file << (c ? ", " : "") << JsonString(columns[c]);
+      file << (c ? ", " : "") << detail::json_string(columns[c]);
     }
     file << "],\n \"rows\": [";
   } else {

@@ -42,16 +42,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kImageFile = "labels.vti";
-constexpr const char* kComponentsFile = "components.vtp";
-constexpr const char* kSurfacesFile = "surfaces.vtp";
-constexpr const char* kCollectionFile = "volccl.pvd";
-
 std::string Quoted(const fs::path& path) { return "'" + path.string() + "'"; }
-
-std::string ExtentText(const Extent3& extent) {
-  return std::to_string(extent.x) + "x" + std::to_string(extent.y) + "x" + std::to_string(extent.z);
-}
 
 void Validate(const LabelVolume& volume) {
   const std::string where = "volccl::vtk_output::write: ";
@@ -62,15 +53,15 @@ void Validate(const LabelVolume& volume) {
   }
   const Extent3& extent = volume.extent;
   if (extent.voxel_count() == 0) {
-    throw std::invalid_argument(where + "empty volume of " + ExtentText(extent) + " voxels");
+    throw std::invalid_argument(where + "empty volume of " + extent.to_string() + " voxels");
   }
   if (volume.dimension == 2 && extent.z != 1) {
-    throw std::invalid_argument(where + "a 2D image of " + ExtentText(extent) +
+    throw std::invalid_argument(where + "a 2D image of " + extent.to_string() +
                                 " voxels (expected z == 1)");
   }
   // VTK counts points along an axis in an int; cell data and padding add up to 2.
   if (std::max({extent.x, extent.y, extent.z}) > static_cast<std::uint64_t>(INT_MAX - 2)) {
-    throw std::invalid_argument(where + "a volume of " + ExtentText(extent) +
+    throw std::invalid_argument(where + "a volume of " + extent.to_string() +
                                 " voxels is too large for VTK's image data");
   }
 }
@@ -340,7 +331,7 @@ void WriteSurfaces(const fs::path& path, const LabelVolume& volume, const ImageG
           shape.bounding_box_max[axis] >= sides[axis]) {
         throw std::invalid_argument("volccl::vtk_output::write: the bounding box of label " +
                                     std::to_string(label) + " lies outside the volume of " +
-                                    ExtentText(extent) + " voxels");
+                                    extent.to_string() + " voxels");
       }
       low[axis] = static_cast<std::int64_t>(shape.bounding_box_min[axis]) - 1;
       high[axis] = static_cast<std::int64_t>(shape.bounding_box_max[axis]) + 1;

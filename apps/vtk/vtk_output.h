@@ -56,6 +56,12 @@ struct Options {
   bool surfaces = false;  // also write surfaces.vtp
 };
 
+// The files write() puts into its directory.
+inline constexpr const char* kImageFile = "labels.vti";
+inline constexpr const char* kComponentsFile = "components.vtp";
+inline constexpr const char* kSurfacesFile = "surfaces.vtp";
+inline constexpr const char* kCollectionFile = "volccl.pvd";
+
 struct WrittenFiles {
   std::filesystem::path image;       // labels.vti
   std::filesystem::path components;  // components.vtp
