@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -43,33 +44,32 @@ struct Foreground {
 // The integer type of OUTPUT's voxels: automatic picks the narrowest that holds every label.
 enum class OutputType { automatic, uint8, uint16, uint32, uint64 };
 
-const char* ToString(OutputType type) {
-  switch (type) {
-    case OutputType::automatic:
-      return "auto";
-    case OutputType::uint8:
-      return "uint8";
-    case OutputType::uint16:
-      return "uint16";
-    case OutputType::uint32:
-      return "uint32";
-    case OutputType::uint64:
-      return "uint64";
-  }
-  return "?";
-}
+// Each type's name on the command line (--output-type) and the largest label it holds.
+struct OutputTypeInfo {
+  OutputType type;
+  const char* name;
+  std::uint64_t largest;
+};
+constexpr OutputTypeInfo kOutputTypes[] = {
+    {OutputType::automatic, "auto", std::numeric_limits<std::uint64_t>::max()},
+    {OutputType::uint8, "uint8", std::numeric_limits<std::uint8_t>::max()},
+    {OutputType::uint16, "uint16", std::numeric_limits<std::uint16_t>::max()},
+    {OutputType::uint32, "uint32", std::numeric_limits<std::uint32_t>::max()},
+    {OutputType::uint64, "uint64", std::numeric_limits<std::uint64_t>::max()}};
 
+template <typename TPredicate>
+const OutputTypeInfo& FindOutputType(TPredicate predicate) {
+  return *std::find_if(std::begin(kOutputTypes), std::end(kOutputTypes), predicate);
+}
+const char* ToString(OutputType type) {
+  return FindOutputType([type](const OutputTypeInfo& info) { return info.type == type; }).name;
+}
 std::uint64_t LargestValue(OutputType type) {
-  switch (type) {
-    case OutputType::uint8:
-      return 0xFF;
-    case OutputType::uint16:
-      return 0xFFFF;
-    case OutputType::uint32:
-      return 0xFFFFFFFF;
-    default:
-      return std::numeric_limits<std::uint64_t>::max();
-  }
+  return FindOutputType([type](const OutputTypeInfo& info) { return info.type == type; }).largest;
+}
+// `name` passed the option's IsMember check.
+OutputType ParseOutputType(const std::string& name) {
+  return FindOutputType([&name](const OutputTypeInfo& info) { return name == info.name; }).type;
 }
 
 struct LabelRequest {
@@ -80,11 +80,11 @@ struct LabelRequest {
   std::string device = "auto";
   Foreground foreground;
   RelabelOptions relabeling;
-  OutputType output_type = OutputType::automatic;
+  std::string output_type = "auto";
   std::string stats;  // empty: no statistics file
   std::string statistics_strategy = to_string(LabelOptions{}.statistics_strategy);
   std::string vtk;  // empty: no VTK output
-  vtk_output::LabelData vtk_labels = vtk_output::LabelData::point;
+  std::string vtk_labels = "point";
   bool surfaces = false;
   bool force = false;
   bool quiet = false;
@@ -253,13 +253,8 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
       .add_option("--output-type", request.output_type,
                   "Voxel type of OUTPUT: auto picks the narrowest of uint8, uint16 and uint32 "
                   "that holds every label; a type too narrow for the labels is an error")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, OutputType>{{"auto", OutputType::automatic},
-                                            {"uint8", OutputType::uint8},
-                                            {"uint16", OutputType::uint16},
-                                            {"uint32", OutputType::uint32},
-                                            {"uint64", OutputType::uint64}}))
-      ->default_str("auto");
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "uint8", "uint16", "uint32", "uint64"}));
 
   label
       .add_option("--stats", request.stats,
@@ -287,9 +282,8 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
       .add_option("--vtk-labels", request.vtk_labels,
                   "--vtk: the labels as point data (one point per voxel centre, as ITK places "
                   "them) or cell data (one cell per voxel)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, vtk_output::LabelData>{
-          {"point", vtk_output::LabelData::point}, {"cell", vtk_output::LabelData::cell}}))
-      ->default_str("point")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"point", "cell"}))
       ->needs(vtk);
   label
       .add_flag("--surfaces", request.surfaces,
@@ -623,8 +617,8 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
 
   OutputType output_type = OutputType::automatic;
   if (output_staging) {
-    output_type =
-        ChooseOutputType(request.output_type, labeled.Result.component_count, request.output);
+    output_type = ChooseOutputType(ParseOutputType(request.output_type),
+                                   labeled.Result.component_count, request.output);
     progress.Start("writing " + Quoted(request.output) + " (" + ToString(output_type) + ")");
     WriteLabels<VDimension>(labeled.Labels.GetPointer(), output_type, request.output,
                             output_staging->Staged(fs::path(request.output).filename()));
@@ -646,7 +640,8 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
                    (request.surfaces ? " and surfaces" : "") + " to " + Quoted(request.vtk));
     const vtk_output::LabelVolume volume{labels, extent, VDimension, labeled.Geometry};
     vtk_output::Options options;
-    options.label_data = request.vtk_labels;
+    options.label_data =
+        request.vtk_labels == "cell" ? vtk_output::LabelData::cell : vtk_output::LabelData::point;
     options.surfaces = request.surfaces;
     try {
       vtk_output::write(vtk_directory->Staging().Path(), volume, shapes, options);
@@ -692,7 +687,8 @@ class LabelCommand : public Command {
     CheckInput(request.input);
     if (!request.output.empty()) {
       CheckImageOutput(request.output, request.input, request.force, true);
-      ChooseOutputType(request.output_type, 0, request.output);  // PNG and uint32, say
+      ChooseOutputType(ParseOutputType(request.output_type), 0,
+                       request.output);  // PNG and uint32, say
     }
     if (!request.stats.empty()) {
       CheckStatsOutput("--stats", request.stats, request.input, request.output, request.force);
