@@ -1,4 +1,4 @@
-// CUDA runtime side of volccl-bench. A host-compiler translation unit: it includes
+// CUDA runtime side of `volccl bench`. A host-compiler translation unit: it includes
 // <cuda_runtime.h> and volccl/cuda.h, never a kernel.
 #include "cuda_bench.h"
 
@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "volccl/cuda.h"
 #include "volccl/error.h"
@@ -40,7 +41,7 @@ void check_allocation(cudaError_t status, const char* call, std::uint64_t bytes)
 // Destructors cannot throw: a failure there is reported and otherwise ignored.
 void report_cuda(cudaError_t status, const char* call) {
   if (status != cudaSuccess) {
-    std::cerr << "volccl-bench: " << call << " failed: " << describe(status) << '\n';
+    std::cerr << "volccl bench: " << call << " failed: " << describe(status) << '\n';
   }
 }
 
@@ -164,6 +165,33 @@ void CudaBench::set_volume(const std::uint8_t* mask, Extent3 extent) {
   state_->extent = extent;
   VOLCCL_BENCH_CUDA(
       cudaMemcpy(state_->mask->as<void>(), mask, extent.voxel_count(), cudaMemcpyHostToDevice));
+}
+
+std::optional<TransferRuns> CudaBench::time_transfers(const std::uint8_t* mask, int runs) {
+  const std::uint64_t voxels = state_->extent.voxel_count();
+  const std::uint64_t label_bytes = voxels * sizeof(std::uint32_t);
+  const DeviceBuffer mask_copy(voxels);
+  const DeviceBuffer labels(label_bytes);
+  VOLCCL_BENCH_CUDA(cudaMemsetAsync(labels.as<void>(), 0, label_bytes, state_->stream));
+  std::vector<std::uint32_t> host_labels(voxels);
+  TransferRuns transfers;
+  for (int run = -1; run < runs; ++run) {
+    VOLCCL_BENCH_CUDA(cudaEventRecord(state_->start, state_->stream));
+    VOLCCL_BENCH_CUDA(cudaMemcpyAsync(mask_copy.as<void>(), mask, voxels, cudaMemcpyHostToDevice,
+                                      state_->stream));
+    VOLCCL_BENCH_CUDA(cudaEventRecord(state_->stop, state_->stream));
+    const double upload_ms = state_->elapsed_ms();
+    VOLCCL_BENCH_CUDA(cudaEventRecord(state_->start, state_->stream));
+    VOLCCL_BENCH_CUDA(cudaMemcpyAsync(host_labels.data(), labels.as<void>(), label_bytes,
+                                      cudaMemcpyDeviceToHost, state_->stream));
+    VOLCCL_BENCH_CUDA(cudaEventRecord(state_->stop, state_->stream));
+    const double download_ms = state_->elapsed_ms();
+    if (run >= 0) {
+      transfers.upload_ms.push_back(upload_ms);
+      transfers.download_ms.push_back(download_ms);
+    }
+  }
+  return transfers;
 }
 
 LabelResult CudaBench::label_once(Algorithm algorithm, int connectivity,

@@ -1,4 +1,4 @@
-// The CUDA side of volccl-bench, timed the YACCLAB way (BUF/BKE paper, Sec. 6.2): the input is
+// The CUDA side of `volccl bench`, timed the YACCLAB way (BUF/BKE paper, Sec. 6.2): the input is
 // on the device before timing starts, each timed run allocates its output, labels and frees it
 // between two CUDA events on one stream. Plain C++ header; cuda_bench.cpp holds the CUDA
 // runtime calls and is built only with VOLCCL_HAS_CUDA.
@@ -40,6 +40,10 @@ class CudaBench {
 
   // Copies the mask to the device; later calls label it. Not timed.
   void set_volume(const std::uint8_t* mask, Extent3 extent);
+
+  // Times `runs` copies of the volume's mask from `mask` (pageable host memory, as users have
+  // it) to the device and of its uint32 labels back, after one untimed copy each.
+  std::optional<TransferRuns> time_transfers(const std::uint8_t* mask, int runs);
 
   // Labels the volume once into a buffer filled with 0xFF bytes beforehand and copies the labels
   // to `labels` (resized to the voxel count), for the correctness checks.

@@ -1,6 +1,6 @@
 // volccl-itk-bench: itk::CudaConnectedComponentImageFilter against
 // itk::ConnectedComponentImageFilter in the same process, on the same images: the OASIS-1 brain
-// (Otsu-binarized as the tests and bench/real_volumes.py do) and a random 512^3 volume (density
+// (Otsu-binarized as the tests and `volccl bench` do) and a random 512^3 volume (density
 // 30 %, granularity 1), FullyConnected off and on, on the CPU backend and on CUDA when a device
 // is usable. Each timing is the median of --runs Update() calls of a filter whose input was
 // marked modified: the whole filter, foreground extraction and output conversion included.

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Times CuPy's label on the volumes volccl-bench dumped, and checks volccl's labels with scipy.
+"""Times CuPy, scipy and cc3d on the volumes `volccl bench` dumped, and checks volccl's labels
+with scipy.
 
-    volccl-bench --device cuda --connectivity 6 --dump-dir DIR --csv bench_volccl.csv
-    python3 bench/peers.py DIR --connectivity 6 --csv bench_cupy.csv [--bandwidth GB/s]
+    volccl bench --device cuda --connectivity 6 --dump-dir DIR --csv bench_volccl.csv
+    python3 bench/peers.py DIR --connectivity 6 --csv bench_peers.csv \
+        [--volccl-csv bench_volccl.csv] [--bandwidth GB/s]
 
 Timing (DESIGN.md, Performance): for every DIR/NAME.npy, the volume is copied to the device
 once, then cupyx.scipy.ndimage.label with the structure of --connectivity (6, 18 or 26:
@@ -10,13 +12,23 @@ scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3); 26 by default; 
 the 2D images: (2, 1) or (2, 2)) runs --warmup
 untimed and --runs timed times between two CUDA events on the current stream. Its output is
 allocated inside label from CuPy's default memory pool, as users have it. The CSV has the
-columns of volccl-bench's; with --bandwidth (the device-to-device copy bandwidth, read +
-written, that volccl-bench measured) the floor columns are filled as well.
+columns of volccl bench's; with --bandwidth (the device-to-device copy bandwidth, read +
+written, that volccl bench measured) the floor columns are filled as well.
 
 Correctness: for every DIR/NAME.cC.labels.npy (volccl's labels at connectivity C, uint32),
 scipy.ndimage.label with the structure of C runs on the CPU and both must be identical voxel for
 voxel; where C is --connectivity, CuPy's component count must equal scipy's. Exit status 1 on
 any mismatch, 2 on bad arguments or an empty DIR. Without CuPy only the scipy check runs.
+
+CPU peers (rows "scipy-label" and "cc3d", device "cpu", --cpu-runs runs without warm-up): the
+check's scipy.ndimage.label is its first timed run (output allocation included, as volccl
+bench's runs); cc3d.connected_components (connectivity 6, 18 or 26, or 4, 8) is timed when the
+cc3d module is installed, and its component count checked against scipy's. The volumes of
+volccl bench's granularity test (dataset "granularity" in --volccl-csv) are checked but their
+CPU peers are not timed, as volccl bench's ITK peer.
+
+--volccl-csv (volccl bench's CSV of the same run) gives each row the volume's dataset, as
+volccl's rows have it.
 
 With --statistics, each volume is also timed the CuPy way of getting volccl's statistics (rows
 "cupy-label+moments", --statistics-runs runs): label, then bincount for the voxel counts,
@@ -32,34 +44,35 @@ import pathlib
 import re
 import statistics
 import sys
+import time
 
 import numpy as np
 import scipy.ndimage
 
 COLUMNS = [
-    "volume", "voxels", "density", "granularity", "connectivity", "algorithm", "device", "runs",
-    "median_ms", "min_ms", "max_ms", "components", "floor_ms", "x_floor", "allocation_ms",
-    "initialization_ms", "merge_ms", "compression_ms", "relabel_ms", "final_labeling_ms",
-    "statistics_ms",
+    "volume", "dataset", "voxels", "density", "granularity", "connectivity", "algorithm",
+    "device", "runs", "median_ms", "min_ms", "max_ms", "components", "floor_ms", "x_floor",
+    "upload_ms", "download_ms", "allocation_ms", "initialization_ms", "merge_ms",
+    "compression_ms", "relabel_ms", "final_labeling_ms", "statistics_ms",
 ]
 # The memory floor reads the uint8 mask once and writes the uint32 labels once.
 FLOOR_BYTES_PER_VOXEL = 1 + 4
 # The neighbours within city-block distance 1, 2 or 3. NumPy arrays: CuPy converts a CuPy
 # structure to NumPy on every call, a device-to-host copy that is not part of labeling.
-# In 2D (volccl-bench's images), the pixels within distance 1 or 2.
+# In 2D (volccl bench's images), the pixels within distance 1 or 2.
 STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),
               18: scipy.ndimage.generate_binary_structure(3, 2),
               26: scipy.ndimage.generate_binary_structure(3, 3),
               4: scipy.ndimage.generate_binary_structure(2, 1),
               8: scipy.ndimage.generate_binary_structure(2, 2)}
-# volccl-bench's labels: NAME.cCONNECTIVITY.labels.npy.
+# volccl bench's labels: NAME.cCONNECTIVITY.labels.npy.
 LABELS_FILE = re.compile(r"^(?P<name>.+)\.c(?P<connectivity>4|8|6|18|26)\.labels\.npy$")
 
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dump_dir", type=pathlib.Path, help="volccl-bench --dump-dir folder")
+    parser.add_argument("dump_dir", type=pathlib.Path, help="volccl bench --dump-dir folder")
     parser.add_argument("--connectivity", type=int, default=26, choices=sorted(STRUCTURES),
                         help="the structure CuPy labels with (26)")
     parser.add_argument("--runs", type=int, default=50, help="timed runs per volume (50)")
@@ -69,11 +82,15 @@ def parse_arguments():
                         help="also time label + the statistics (see above)")
     parser.add_argument("--statistics-runs", type=int, default=10,
                         help="timed runs of label + statistics per volume (10)")
+    parser.add_argument("--cpu-runs", type=int, default=1,
+                        help="timed runs of scipy and cc3d per volume (1: the check's)")
+    parser.add_argument("--volccl-csv", type=pathlib.Path,
+                        help="volccl bench's CSV: the dataset of each volume")
     parser.add_argument("--bandwidth", type=float,
                         help="copy bandwidth in GB/s (read + written) for the floor columns")
     arguments = parser.parse_args()
-    if arguments.runs < 1 or arguments.warmup < 0:
-        parser.error("--runs must be at least 1 and --warmup at least 0")
+    if arguments.runs < 1 or arguments.warmup < 0 or arguments.cpu_runs < 1:
+        parser.error("--runs and --cpu-runs must be at least 1 and --warmup at least 0")
     if arguments.bandwidth is not None and arguments.bandwidth <= 0:
         parser.error("--bandwidth must be positive")
     return arguments
@@ -159,16 +176,34 @@ def number(value):
     return f"{value:.6g}"
 
 
-def timing_row(name, volume, connectivity, times, count, bandwidth, algorithm="cupy-label"):
+def load_cc3d():
+    """The cc3d module, or None when it is not installed."""
+    try:
+        import cc3d
+    except ImportError:
+        return None
+    return cc3d
+
+
+def read_datasets(path):
+    """volume name -> dataset, from volccl bench's CSV (empty without one)."""
+    if path is None:
+        return {}
+    with open(path, newline="") as file:
+        return {row["volume"]: row["dataset"] for row in csv.DictReader(file)}
+
+
+def timing_row(name, volume, connectivity, times, count, bandwidth, algorithm="cupy-label",
+               device="cuda", dataset=""):
     median = statistics.median(times)
     row = {column: "" for column in COLUMNS}
-    row.update(volume=name, voxels=volume.size,
+    row.update(volume=name, dataset=dataset, voxels=volume.size,
                density=f"{np.count_nonzero(volume) / volume.size:.6f}",
                granularity=granularity_of(name), connectivity=connectivity,
-               algorithm=algorithm, device="cuda",
+               algorithm=algorithm, device=device,
                runs=len(times), median_ms=number(median), min_ms=number(min(times)),
                max_ms=number(max(times)), components=count)
-    if bandwidth is not None:
+    if bandwidth is not None and device == "cuda":
         floor_ms = volume.size * FLOOR_BYTES_PER_VOXEL / (bandwidth * 1e9) * 1e3
         row.update(floor_ms=number(floor_ms), x_floor=number(median / floor_ms))
     return row
@@ -183,9 +218,27 @@ def write_csv(path, rows):
     temporary.replace(path)
 
 
-def check_labels(name, connectivity, volume, ours, cupy_count):
-    """Prints OK or MISMATCH lines for one volume; returns True when everything matched."""
+def time_scipy(volume, connectivity):
+    """scipy's labels, component count and milliseconds of one run."""
+    start = time.perf_counter()
     reference, count = scipy.ndimage.label(volume, structure=STRUCTURES[connectivity])
+    return reference, count, (time.perf_counter() - start) * 1e3
+
+
+def time_cc3d(cc3d, volume, connectivity, runs):
+    """cc3d's component count and the milliseconds of each run."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        _, count = cc3d.connected_components(volume, connectivity=connectivity,
+                                             return_N=True)
+        times.append((time.perf_counter() - start) * 1e3)
+    return times, count
+
+
+def check_labels(name, connectivity, volume, ours, cupy_count, reference, count):
+    """Prints OK or MISMATCH lines for one volume against scipy's labels `reference` (`count`
+    components); returns True when everything matched."""
     name = f"{name} c{connectivity}"
     matched = True
     if ours.shape != reference.shape or ours.dtype != np.uint32:
@@ -222,6 +275,7 @@ def main():
         print(f"peers.py: no NAME.npy volumes in {arguments.dump_dir}", file=sys.stderr)
         return 2
 
+    datasets = read_datasets(arguments.volccl_csv)
     cupy, label, why_not = load_cupy()
     rows = []
     cupy_counts = {}
@@ -241,7 +295,7 @@ def main():
                                      arguments.runs, arguments.warmup)
             cupy_counts[name, arguments.connectivity] = count
             row = timing_row(name, volume, arguments.connectivity, times, count,
-                             arguments.bandwidth)
+                             arguments.bandwidth, dataset=datasets.get(name, ""))
             rows.append(row)
             x_floor = f"{float(row['x_floor']):.1f}" if row["x_floor"] else "-"
             print(f"{name:20} {'cupy-label':10} {statistics.median(times):10.3f} "
@@ -251,19 +305,42 @@ def main():
                     cupy, label, volume, STRUCTURES[arguments.connectivity],
                     arguments.statistics_runs, min(arguments.warmup, 1), statistics=True)
                 rows.append(timing_row(name, volume, arguments.connectivity, times, count,
-                                       arguments.bandwidth, "cupy-label+moments"))
+                                       arguments.bandwidth, "cupy-label+moments",
+                                       dataset=datasets.get(name, "")))
                 print(f"{name:20} {'+moments':10} {statistics.median(times):10.3f} "
                       f"{min(times):10.3f} {max(times):10.3f} {count:11}", flush=True)
-    if arguments.csv is not None:
-        write_csv(arguments.csv, rows)
-
     all_matched = True
+    cc3d = load_cc3d()
+    if cc3d is None:
+        print("cc3d not installed: no cc3d timings")
     checked = labels_files(arguments.dump_dir)
     for name, connectivity, labels_path in checked:
         volume = np.load(arguments.dump_dir / f"{name}.npy")
         ours = np.load(labels_path)
+        reference, count, scipy_ms = time_scipy(volume, connectivity)
         all_matched &= check_labels(name, connectivity, volume, ours,
-                                    cupy_counts.get((name, connectivity)))
+                                    cupy_counts.get((name, connectivity)), reference, count)
+        del reference
+        if datasets.get(name) == "granularity" or connectivity != arguments.connectivity:
+            continue
+        times = [scipy_ms] + [time_scipy(volume, connectivity)[2]
+                              for _ in range(arguments.cpu_runs - 1)]
+        rows.append(timing_row(name, volume, connectivity, times, count, None, "scipy-label",
+                               "cpu", datasets.get(name, "")))
+        print(f"{name:20} {'scipy-label':12} {statistics.median(times):10.1f} ms on the CPU",
+              flush=True)
+        if cc3d is not None:
+            times, cc3d_count = time_cc3d(cc3d, volume, connectivity, arguments.cpu_runs)
+            rows.append(timing_row(name, volume, connectivity, times, cc3d_count, None, "cc3d",
+                                   "cpu", datasets.get(name, "")))
+            print(f"{name:20} {'cc3d':12} {statistics.median(times):10.1f} ms on the CPU, "
+                  f"{cc3d_count} components", flush=True)
+            if cc3d_count != count:
+                print(f"MISMATCH {name} c{connectivity}: cc3d finds {cc3d_count} components, "
+                      f"scipy {count}")
+                all_matched = False
+    if arguments.csv is not None:
+        write_csv(arguments.csv, rows)
     if not checked:
         print(f"MISMATCH: no NAME.cC.labels.npy in {arguments.dump_dir} to check")
         return 1

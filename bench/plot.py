@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Draws the benchmark's figures from volccl-bench's and bench/peers.py's CSVs.
+"""Draws the benchmark's figures from `volccl bench`'s and bench/peers.py's CSVs.
 
-    python3 bench/plot.py --out bench/plots RESULTS_DIR/bench_volccl_c8.csv RESULTS_DIR/bench_cupy_c8.csv ...
+    python3 bench/plot.py --out bench/plots OUT/bench_volccl_c8.csv OUT/bench_peers_c8.csv ...
 
-- granularity_cC.png, for each connectivity C whose rows are YACCLAB's granularity images (a
-  density and a granularity per row): median milliseconds against density, one panel per
-  granularity, one line per algorithm and one for CuPy (the BUF/BKE paper's Fig. 15/17).
-- steps_cC.png, for each connectivity: each volume's or image's step medians stacked per
-  algorithm (the paper's Fig. 13/14); for the granularity images only density 50 %.
+- granularity_cC.png, for each connectivity C with rows of YACCLAB's granularity test (dataset
+  "granularity"): median milliseconds against density, one panel per granularity, one line per
+  algorithm and one for CuPy (the BUF/BKE paper's Fig. 15/17).
+- steps_cC.png, for each connectivity with other datasets: per dataset, the mean over its
+  volumes of each step's median, stacked per algorithm (the paper's Fig. 13/14, where YACCLAB
+  averages over each dataset's images), with CuPy's mean total as a line where it was timed.
 
 Needs matplotlib (Debian: python3-matplotlib).
 """
@@ -24,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
 CUPY = "cupy-label"
+CPU_PEERS = ["itk", "scipy-label", "cc3d"]
 STEPS = ["allocation_ms", "initialization_ms", "merge_ms", "compression_ms", "relabel_ms",
          "final_labeling_ms"]
 
@@ -37,6 +39,7 @@ def read_rows(paths):
 
 
 def plot_granularity(rows, connectivity, out):
+    rows = [row for row in rows if row["algorithm"] not in CPU_PEERS and "+" not in row["algorithm"]]
     by_granularity = collections.defaultdict(lambda: collections.defaultdict(list))
     for row in rows:
         density = round(float(row["density"]) * 100)
@@ -57,7 +60,9 @@ def plot_granularity(rows, connectivity, out):
         axis.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("median ms (log)")
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1))
-    figure.suptitle(f"{connectivity}-connectivity, 2048² images")
+    voxels = int(rows[0]["voxels"])
+    shape = "2048² images" if voxels == 2048 * 2048 else f"{round(voxels ** (1 / 3))}³ volumes"
+    figure.suptitle(f"{connectivity}-connectivity, granularity test, {shape}")
     figure.tight_layout()
     path = out / f"granularity_c{connectivity}.png"
     figure.savefig(path, dpi=110)
@@ -66,25 +71,35 @@ def plot_granularity(rows, connectivity, out):
 
 
 def plot_steps(rows, connectivity, out):
-    ours = [row for row in rows if row["algorithm"] != CUPY]
-    if any(row["granularity"] and row["volume"].startswith("image-") for row in ours):
-        ours = [row for row in ours if "-d50-" in row["volume"]]
-    volumes = list(dict.fromkeys(row["volume"] for row in ours))
+    ours = [row for row in rows if row["algorithm"] not in [CUPY, *CPU_PEERS]
+            and "+" not in row["algorithm"] and row["allocation_ms"]]
+    cupy = [row for row in rows if row["algorithm"] == CUPY]
+    datasets = list(dict.fromkeys(row["dataset"] for row in ours))
     algorithms = list(dict.fromkeys(row["algorithm"] for row in ours))
-    step_of = {(row["volume"], row["algorithm"]): row for row in ours}
-    figure, axes = plt.subplots(1, len(volumes), figsize=(max(4, 1 + 0.6 * len(algorithms)) *
-                                                           len(volumes) / 1.5, 4), squeeze=False)
-    for axis, volume in zip(axes[0], volumes):
+    figure, axes = plt.subplots(1, len(datasets), squeeze=False,
+                                figsize=(max(3.5, 0.5 * len(algorithms) + 1.5) * len(datasets), 4))
+    for axis, dataset in zip(axes[0], datasets):
+        volumes = {row["volume"] for row in ours if row["dataset"] == dataset}
+
+        def mean(column, algorithm):
+            values = [float(row[column]) for row in ours
+                      if row["dataset"] == dataset and row["algorithm"] == algorithm]
+            return sum(values) / len(values)
         bottoms = [0.0] * len(algorithms)
         for step in STEPS:
-            heights = [float(step_of[(volume, a)][step]) for a in algorithms]
+            heights = [mean(step, a) for a in algorithms]
             axis.bar(algorithms, heights, bottom=bottoms, label=step[:-3].replace("_", " "))
             bottoms = [b + h for b, h in zip(bottoms, heights)]
-        axis.set_title(volume, fontsize=9)
+        cupy_times = [float(row["median_ms"]) for row in cupy if row["volume"] in volumes]
+        if cupy_times:
+            axis.axhline(sum(cupy_times) / len(cupy_times), color="black", linestyle="--",
+                         label="CuPy (mean)")
+        axis.set_title(f"{dataset} ({len(volumes)} volume{'s' if len(volumes) > 1 else ''})",
+                       fontsize=9)
         axis.tick_params(axis="x", labelrotation=60, labelsize=8)
-    axes[0][0].set_ylabel("ms (step medians)")
-    axes[0][-1].legend(fontsize=7)
-    figure.suptitle(f"{connectivity}-connectivity: steps")
+    axes[0][0].set_ylabel("ms (mean of the step medians)")
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+    figure.suptitle(f"{connectivity}-connectivity: steps per dataset")
     figure.tight_layout()
     path = out / f"steps_c{connectivity}.png"
     figure.savefig(path, dpi=110)
@@ -102,10 +117,12 @@ def main():
     rows = read_rows(arguments.csv)
     for connectivity in dict.fromkeys(row["connectivity"] for row in rows):
         subset = [row for row in rows if row["connectivity"] == connectivity]
-        if all(row["granularity"] for row in subset) and all(
-                row["volume"].startswith("image-") for row in subset):
-            print(plot_granularity(subset, connectivity, arguments.out))
-        print(plot_steps(subset, connectivity, arguments.out))
+        granularity = [row for row in subset if row["dataset"] == "granularity"]
+        others = [row for row in subset if row["dataset"] != "granularity"]
+        if granularity:
+            print(plot_granularity(granularity, connectivity, arguments.out))
+        if any(row["allocation_ms"] for row in others):
+            print(plot_steps(others, connectivity, arguments.out))
     return 0
 
 

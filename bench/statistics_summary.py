@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Prints the statistics benchmark as Markdown: labeling alone against labeling + statistics.
 
-    python3 bench/statistics_summary.py bench_volccl_c26.csv bench_cupy_c26.csv ...
+    python3 bench/statistics_summary.py bench_volccl_c26.csv bench_peers_c26.csv ...
 
-From volccl-bench --statistics and bench/peers.py --statistics CSVs (rows ALGORITHM,
+From volccl bench --statistics and bench/peers.py --statistics CSVs (rows ALGORITHM,
 ALGORITHM+late|fused|early and cupy-label+moments), one table per connectivity, one line per
 volume and algorithm: the median ms of labeling alone, of labeling + statistics by each strategy
 with its ratio to labeling alone, CuPy's label + moments, and CuPy's median over volccl's fastest

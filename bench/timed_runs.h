@@ -1,4 +1,4 @@
-// The measurements volccl-bench takes of one algorithm on one volume, whichever the device.
+// The measurements `volccl bench` takes of one algorithm on one volume, whichever the device.
 #pragma once
 
 #include <vector>
@@ -12,6 +12,13 @@ namespace volccl::bench {
 struct TimedRuns {
   std::vector<double> ms;
   std::vector<LabelResult> results;
+};
+
+// Copies of a volume between pageable host memory and the device, in run order: the uint8 mask
+// up, the uint32 labels down.
+struct TransferRuns {
+  std::vector<double> upload_ms;
+  std::vector<double> download_ms;
 };
 
 }  // namespace volccl::bench

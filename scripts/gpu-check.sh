@@ -67,9 +67,9 @@ for connectivity in ${SANITIZE_CONNECTIVITIES:-26 6 18 8 4}; do
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
     echo "== compute-sanitizer $tool, $volume, $connectivity-connectivity, every algorithm" \
       "and statistics strategy"
-    "$sanitizer" --tool "$tool" --error-exitcode 3 "$bin/volccl-bench" --device cuda \
-      --connectivity "$connectivity" --volumes "$volume" --runs 2 --warmup 0 --statistics \
-      > "$out/sanitizer-run.txt" 2>&1
+    "$sanitizer" --tool "$tool" --error-exitcode 3 "$bin/volccl" bench --device cuda \
+      --connectivity "$connectivity" --quick --volumes "$volume" --runs 2 --warmup 0 \
+      --step-runs 1 --statistics > "$out/sanitizer-run.txt" 2>&1
     status=$?
     grep -E "SUMMARY|labels OK|moments identical" "$out/sanitizer-run.txt"
     cat "$out/sanitizer-run.txt" >> "$out/sanitizer.log" && rm "$out/sanitizer-run.txt"
@@ -78,7 +78,8 @@ for connectivity in ${SANITIZE_CONNECTIVITIES:-26 6 18 8 4}; do
 done
 
 if [ "${1:-}" != "--no-bench" ]; then
-  step "benchmark beside CuPy" env OUT="$out" bash bench/run_gpu.sh "$bin"
+  step "benchmark beside CuPy, scipy and ITK" env OUT="$out" DATA="$PWD/.device/data" \
+    bash bench/run_gpu.sh "$bin"
 fi
 echo "gpu-check: $failures failure(s)"
 [ "$failures" -eq 0 ]

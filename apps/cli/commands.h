@@ -26,5 +26,6 @@ std::unique_ptr<Command> AddLabelCommand(CLI::App& app);     // label_command.cp
 std::unique_ptr<Command> AddStatsCommand(CLI::App& app);     // stats_command.cpp
 std::unique_ptr<Command> AddGenerateCommand(CLI::App& app);  // generate_command.cpp
 std::unique_ptr<Command> AddInfoCommand(CLI::App& app);      // info_command.cpp
+std::unique_ptr<Command> AddBenchCommand(CLI::App& app);     // bench_command.cpp
 
 }  // namespace volccl::cli

@@ -5,6 +5,7 @@
 //   volccl stats labels.nii.gz -o components.json
 //   volccl generate random --size 512,512,512 --density 0.3 -o random.nii.gz
 //   volccl info brain.nii.gz
+//   volccl bench --connectivity 6 --peers itk --csv bench.csv
 //
 // Every subcommand lives in its own file (commands.h); this one parses the command line, runs
 // the subcommand asked for and turns failures into one "volccl: error: " line and exit status
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   commands.push_back(volccl::cli::AddStatsCommand(app));
   commands.push_back(volccl::cli::AddGenerateCommand(app));
   commands.push_back(volccl::cli::AddInfoCommand(app));
+  commands.push_back(volccl::cli::AddBenchCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
