@@ -1029,6 +1029,87 @@ def generate_and_info(cli, work):
     expect_error(cli.run("info", "missing.mha", cwd=work), 1, "does not exist")
 
 
+
+@case
+def generate_ridge(cli, work):
+    """The Ridge patterns of the LE/TM paper (Sec. IV): R_2 and R_3 worked by hand from Eq. 6-16,
+    a family member against the pattern it is made of, and the errors."""
+    hand = {
+        (2, 8): ["........",
+                 ".#..#...",
+                 ".#..#...",
+                 ".#####..",
+                 "..#####."],
+        (3, 16): ["................",
+                  ".#.....#........",
+                  ".#..#..#........",
+                  ".#..#..#........",
+                  ".########.......",
+                  "..########......",
+                  "...########.....",
+                  "....########...."],
+    }
+    for (level, side), rows in hand.items():
+        name = f"ridge{level}.mha"
+        result = cli.run("generate", "ridge", "--level", str(level), "--size", f"{side},{side}",
+                         "-o", name, cwd=work)
+        expect_success(result)
+        expect(result.stdout.startswith(f"generated ridge: {side}x{side} pixels, "), result.stdout)
+        fields, pixels = read_meta(os.path.join(work, name))
+        expect(numbers(fields["DimSize"]) == [side, side], f"{name}: {fields}")
+        rows = rows + ["." * side] * (side - len(rows))
+        wanted = [1 if c == "#" else 0 for row in rows for c in row]
+        expect(list(pixels) == wanted, f"{name} differs from R_{level} worked by hand")
+    # Leveling member 2 (l = 3) at 64 x 64 is R^(n-l-1)_l = R^2_3; one 8-connected component.
+    result = cli.run("generate", "ridge", "--family", "leveling", "--index", "2", "--size", "64",
+                     "-o", "leveling.mha", cwd=work)
+    expect_success(result)
+    expect(result.stdout.startswith("ridge leveling member 2 of 0..4: x = 3\n"), result.stdout)
+    expect_success(cli.run("generate", "ridge", "--level", "3", "--instance", "2", "--size", "64",
+                           "-o", "instance.mha", "-q", cwd=work))
+    expect(read_meta(os.path.join(work, "leveling.mha"))[1]
+           == read_meta(os.path.join(work, "instance.mha"))[1], "leveling 2 is not R^2_3")
+    labeled = cli.run("label", "leveling.mha", "-o", "leveling_labels.mha", "--connectivity",
+                      "8", cwd=work)
+    expect_success(labeled)
+    expect(parse_summary(labeled.stdout.rstrip("\n"))[1] == 1, labeled.stdout)
+    # Two subdivisions: 16 patterns, 16 components.
+    expect_success(cli.run("generate", "ridge", "--family", "subdivision", "--level", "2",
+                           "--index", "2", "--size", "64", "-o", "subdivision.png", "-q",
+                           cwd=work))
+    labeled = cli.run("label", "subdivision.png", "-o", "subdivision_labels.mha",
+                      "--connectivity", "8", cwd=work)
+    expect_success(labeled)
+    expect(parse_summary(labeled.stdout.rstrip("\n"))[1] == 16, labeled.stdout)
+    # The random families: the same seed gives the same image, another seed another one.
+    images = []
+    for output, seed in (("a.mha", "3"), ("b.mha", "3"), ("c.mha", "4")):
+        expect_success(cli.run("generate", "ridge", "--family", "random-instancing", "--level",
+                               "2", "--subdivisions", "3", "--index", "10", "--seed", seed,
+                               "--size", "64", "-o", output, "-q", cwd=work))
+        images.append(read_meta(os.path.join(work, output))[1])
+    expect(images[0] == images[1], "seeded ridge images differ")
+    expect(images[0] != images[2], "seeds 3 and 4 give the same ridge image")
+    expect_error(cli.run("generate", "ridge", "--size", "100", "-o", "bad.mha", cwd=work), 1,
+                 "power of two")
+    expect_error(cli.run("generate", "ridge", "--level", "6", "--size", "64", "-o", "bad.mha",
+                         cwd=work), 1, "level 6")
+    expect_error(cli.run("generate", "ridge", "--size", "64,32", "-o", "bad.mha", cwd=work), 1,
+                 "square")
+    expect_error(cli.run("generate", "ridge", "--family", "leveling", "--index", "5", "--size",
+                         "64", "-o", "bad.mha", cwd=work), 1, "member 5")
+    expect_error(cli.run("generate", "ridge", "--family", "spiral", "--level", "2", "-o",
+                         "bad.mha", cwd=work), 1, "no level")
+    expect_error(cli.run("generate", "ridge", "--family", "ridges", "-o", "bad.mha", cwd=work),
+                 2, "ridges")
+    expect_error(cli.run("generate", "ridge", "--family", "scaling", "--instance", "1", "-o",
+                         "bad.mha", cwd=work), 2, "instance")
+    expect_error(cli.run("generate", "random", "--level", "2", "-o", "bad.mha", cwd=work), 1,
+                 "only for ridge")
+    expect_files(work, ["a.mha", "b.mha", "c.mha", "instance.mha", "leveling.mha",
+                        "leveling_labels.mha", "ridge2.mha", "ridge3.mha", "subdivision.png",
+                        "subdivision_labels.mha"])
+
 def relabeled(labels, count, minimum=0, largest=0, by_size=False):
     """RelabelComponentImageFilter's numbering: small components removed, the largest kept,
     largest first when by_size (ties by label)."""
