@@ -14,6 +14,7 @@
 #include "reference_labeler.h"
 #include "volccl/data/generators.h"
 #include "volccl/data/ridge.h"
+#include "volccl/error.h"
 
 namespace volccl::test {
 namespace {
@@ -533,32 +534,32 @@ TEST(RidgeFamily, RandomMembersAreReproducibleAndDependOnTheSeed) {
 
 TEST(Ridge, RefusesSidesThatAreNotPowersOfTwo) {
   for (std::uint64_t side : {0, 1, 2, 3, 6, 100, 255, 257, 1000}) {
-    EXPECT_THROW(data::ridge(1, side), std::invalid_argument) << side;
+    EXPECT_THROW(data::ridge(1, side), volccl::InvalidArgument) << side;
     RidgeFamilyParameters parameters;
-    EXPECT_THROW(data::ridge_family_size(parameters, side), std::invalid_argument) << side;
+    EXPECT_THROW(data::ridge_family_size(parameters, side), volccl::InvalidArgument) << side;
   }
   try {
     data::ridge(2, 100);
     FAIL() << "no exception";
-  } catch (const std::invalid_argument& error) {
+  } catch (const volccl::InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("100"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("power of two"), std::string::npos) << error.what();
   }
 }
 
 TEST(Ridge, RefusesLevelsAndScalesThatDoNotFit) {
-  EXPECT_THROW(data::ridge(0, 256), std::invalid_argument);
+  EXPECT_THROW(data::ridge(0, 256), volccl::InvalidArgument);
   EXPECT_NO_THROW(data::ridge(7, 256));  // 2^(7+1) = 256
-  EXPECT_THROW(data::ridge(8, 256), std::invalid_argument);
-  EXPECT_THROW(data::ridge(2, 4), std::invalid_argument);
+  EXPECT_THROW(data::ridge(8, 256), volccl::InvalidArgument);
+  EXPECT_THROW(data::ridge(2, 4), volccl::InvalidArgument);
   EXPECT_NO_THROW(data::ridge(1, 4));
   EXPECT_NO_THROW(data::ridge_instance(3, 4, 256));
-  EXPECT_THROW(data::ridge_instance(3, 5, 256), std::invalid_argument);
-  EXPECT_THROW(data::ridge_peak_height(3, 3), std::invalid_argument);
+  EXPECT_THROW(data::ridge_instance(3, 5, 256), volccl::InvalidArgument);
+  EXPECT_THROW(data::ridge_peak_height(3, 3), volccl::InvalidArgument);
   try {
     data::ridge(9, 256);
     FAIL() << "no exception";
-  } catch (const std::invalid_argument& error) {
+  } catch (const volccl::InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("level 9"), std::string::npos) << error.what();
   }
 }
@@ -566,20 +567,20 @@ TEST(Ridge, RefusesLevelsAndScalesThatDoNotFit) {
 TEST(RidgeFamily, RefusesMembersAndParametersOutOfRange) {
   RidgeFamilyParameters parameters;
   parameters.family = RidgeFamily::leveling;
-  EXPECT_THROW(data::ridge_family_member(parameters, 7, 256), std::invalid_argument);
-  EXPECT_THROW(data::ridge_family_x(parameters, 7, 256), std::invalid_argument);
+  EXPECT_THROW(data::ridge_family_member(parameters, 7, 256), volccl::InvalidArgument);
+  EXPECT_THROW(data::ridge_family_x(parameters, 7, 256), volccl::InvalidArgument);
   parameters.family = RidgeFamily::random_instancing;
   parameters.level = 3;
   parameters.subdivisions = 4;  // n - l - 1 = 4
   EXPECT_NO_THROW(data::ridge_family_member(parameters, 3, 256));
   parameters.subdivisions = 5;
-  EXPECT_THROW(data::ridge_family_member(parameters, 3, 256), std::invalid_argument);
+  EXPECT_THROW(data::ridge_family_member(parameters, 3, 256), volccl::InvalidArgument);
   parameters.family = RidgeFamily::subdivision;
   parameters.level = 8;
-  EXPECT_THROW(data::ridge_family_size(parameters, 256), std::invalid_argument);
+  EXPECT_THROW(data::ridge_family_size(parameters, 256), volccl::InvalidArgument);
   parameters.level = 0;
-  EXPECT_THROW(data::ridge_family_size(parameters, 256), std::invalid_argument);
-  EXPECT_THROW(data::parse_ridge_family("levelling"), std::invalid_argument);
+  EXPECT_THROW(data::ridge_family_size(parameters, 256), volccl::InvalidArgument);
+  EXPECT_THROW(data::parse_ridge_family("levelling"), volccl::InvalidArgument);
   for (RidgeFamily family : kFamilies) {
     EXPECT_EQ(data::parse_ridge_family(data::to_string(family)), family);
   }

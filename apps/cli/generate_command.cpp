@@ -15,6 +15,7 @@
 #include "itkImageFileWriter.h"
 #include "volccl/data/generators.h"
 #include "volccl/data/ridge.h"
+#include "volccl/error.h"
 
 namespace volccl::cli {
 namespace {
@@ -216,7 +217,7 @@ class GenerateCommand : public Command {
                     data::ridge_family_x(parameters, request.index, side));
       }
       return volume;
-    } catch (const std::invalid_argument& error) {
+    } catch (const InvalidArgument& error) {
       throw CommandError(error.what());
     }
   }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "volccl/error.h"
+
 namespace volccl::data {
 namespace {
 
@@ -14,7 +16,7 @@ namespace {
 // two pixels apart (Sec. IV-C, before Eq. 17) and none touches the image's border.
 constexpr std::uint64_t kMargin = 1;
 
-[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument(message); }
+[[noreturn]] void fail(const std::string& message) { throw InvalidArgument(message); }
 
 // log2(side); refuses what is not 2^n x 2^n with n >= 2 (R_1 with its margins needs 4).
 unsigned image_order(const char* who, std::uint64_t side) {

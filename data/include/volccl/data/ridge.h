@@ -4,7 +4,7 @@
 // Equivalence take a chosen number of iterations (App. A), with families that vary one
 // image property at a time (the x-axes of the paper's Fig. 7-8). Deterministic: the random
 // families use only std::mt19937 bits, as generators.h does. Every function throws
-// std::invalid_argument, saying which value is wrong, for a side that is not a power of two
+// volccl::InvalidArgument, saying which value is wrong, for a side that is not a power of two
 // >= 4, a level or scale that does not fit the side, or a family index out of range.
 #pragma once
 
@@ -61,7 +61,7 @@ enum class RidgeFamily {
 
 // "leveling", "scaling", "subdivision", "random-instancing", "random-merging", "spiral".
 const char* to_string(RidgeFamily family);
-RidgeFamily parse_ridge_family(const std::string& name);  // throws std::invalid_argument
+RidgeFamily parse_ridge_family(const std::string& name);  // throws volccl::InvalidArgument
 
 // A family and its parameters. `level` is l for Scaling, Subdivision and the random families
 // (Leveling and Spiral ignore it); `subdivisions` is s for the random families. `steps` is the
