@@ -107,18 +107,19 @@ void print_tables(const Report& report) {
 
 void write_csv(const std::filesystem::path& path, const Report& report) {
   write_file(path, [&](std::ostream& out) {
-    out << "volume,dataset,voxels,density,granularity,connectivity,algorithm,device,runs,"
+    out << "volume,dataset,voxels,density,granularity,x,connectivity,algorithm,device,runs,"
            "median_ms,min_ms,max_ms,components,floor_ms,x_floor,upload_ms,download_ms";
     for (const StepField& field : kCsvSteps) out << ',' << field.name << "_ms";
     out << '\n';
     for (const Row& row : report.rows) {
       const VolumeInfo& v = row.volume;
       out << v.name << ',' << v.dataset << ',' << v.voxels << ',' << fixed(v.density, 6) << ','
-          << optional_text(v.granularity) << ',' << row.connectivity << ',' << row.algorithm << ','
-          << row.device << ',' << row.runs << ',' << number(row.median_ms) << ','
-          << number(row.min_ms) << ',' << number(row.max_ms) << ',' << row.components << ','
-          << optional_text(row.floor_ms) << ',' << optional_text(row.x_floor()) << ','
-          << optional_text(v.upload_ms) << ',' << optional_text(v.download_ms);
+          << optional_text(v.granularity) << ',' << optional_text(v.x) << ',' << row.connectivity
+          << ',' << row.algorithm << ',' << row.device << ',' << row.runs << ','
+          << number(row.median_ms) << ',' << number(row.min_ms) << ',' << number(row.max_ms) << ','
+          << row.components << ',' << optional_text(row.floor_ms) << ','
+          << optional_text(row.x_floor()) << ',' << optional_text(v.upload_ms) << ','
+          << optional_text(v.download_ms);
       for (const StepField& field : kCsvSteps) {
         out << ',' << optional_text(step(row, field.milliseconds));
       }
@@ -146,7 +147,7 @@ void write_json(const std::filesystem::path& path, const Report& report) {
           << ", \"density\": " << fixed(v.density, 6)
           << ", \"granularity\": " << json_optional(v.granularity)
           << ", \"seed\": " << json_optional(v.seed) << ", \"order\": " << json_optional(v.order)
-          << ", \"upload_ms\": " << json_optional(v.upload_ms)
+          << ", \"x\": " << json_optional(v.x) << ", \"upload_ms\": " << json_optional(v.upload_ms)
           << ", \"download_ms\": " << json_optional(v.download_ms) << '}';
     }
     out << "\n  ],\n  \"results\": [";

@@ -22,6 +22,7 @@ struct VolumeInfo {
   std::optional<unsigned> granularity;
   std::optional<std::uint32_t> seed;
   std::optional<unsigned> order;
+  std::optional<double> x;  // a Ridge family member's free parameter
   // The volume's transfers between pageable host memory and the device, medians: the mask up,
   // the uint32 labels down. Reported apart, never inside a labeling time (CUDA only).
   std::optional<double> upload_ms;

@@ -302,6 +302,7 @@ VolumeInfo describe(const BenchVolume& spec, const data::Volume& volume) {
   info.granularity = spec.granularity;
   info.seed = spec.seed;
   info.order = spec.order;
+  info.x = spec.x;
   return info;
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "volccl/data/ridge.h"
 #include "write_file.h"
 
 namespace volccl::bench {
@@ -113,6 +114,31 @@ std::vector<BenchVolume> granularity_volumes(unsigned dimensions, unsigned densi
       volumes.push_back(random_volume(dimensions == 2 ? "image" : "random", "granularity", extent,
                                       density, granularity, seed));
       volumes.back().with_peers = false;
+    }
+  }
+  return volumes;
+}
+
+std::vector<BenchVolume> ridge_volumes(std::uint64_t side) {
+  using data::RidgeFamily;
+  std::vector<BenchVolume> volumes;
+  for (const RidgeFamily family :
+       {RidgeFamily::leveling, RidgeFamily::scaling, RidgeFamily::subdivision,
+        RidgeFamily::random_instancing, RidgeFamily::random_merging, RidgeFamily::spiral}) {
+    data::RidgeFamilyParameters parameters;
+    parameters.family = family;
+    const std::string name = data::to_string(family);
+    const std::size_t size = data::ridge_family_size(parameters, side);
+    for (std::size_t index = 0; index < size; ++index) {
+      BenchVolume volume;
+      volume.name = name + "-" + std::to_string(side) + "-i" + std::to_string(index);
+      volume.dataset = "ridge-" + name;
+      volume.x = data::ridge_family_x(parameters, index, side);
+      volume.with_peers = false;
+      volume.load = [parameters, index, side] {
+        return data::ridge_family_member(parameters, index, side);
+      };
+      volumes.push_back(volume);
     }
   }
   return volumes;

@@ -23,6 +23,7 @@ struct BenchVolume {
   std::optional<unsigned> granularity;
   std::optional<std::uint32_t> seed;
   std::optional<unsigned> order;
+  std::optional<double> x;  // a Ridge family member's free parameter (l, lambda, s or p)
 };
 
 // The random volumes of the acceptance tests: 256^3 and 512^3, density 30 %, granularity 1 and 8.
@@ -40,6 +41,11 @@ std::vector<BenchVolume> granularity_volumes(unsigned dimensions, unsigned densi
 // The statistics benchmark's random volumes: 512^3 at densities 5, 30 and 60 %, granularity 1
 // and 8. Dataset "random".
 std::vector<BenchVolume> statistics_volumes();
+
+// The LE/TM paper's Ridge families (Sec. IV-C) on side x side images with the paper's parameters
+// (level 3, 5 subdivisions, seed 1): each member in order, dataset "ridge-FAMILY", with its x.
+// Without the CPU peers.
+std::vector<BenchVolume> ridge_volumes(std::uint64_t side);
 
 // A few small volumes (dimensions 3) or images (2) that a CPU labels in seconds, for CI.
 std::vector<BenchVolume> quick_volumes(unsigned dimensions);

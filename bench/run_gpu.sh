@@ -15,7 +15,10 @@
 # fails; the tables are printed anyway. GRANULARITY_CONNECTIVITIES (default "26 6 8 4") limits
 # the granularity test; STATISTICS=1 adds --statistics to both (labeling + statistics by each
 # strategy, CuPy's route to the same numbers) and writes OUT/statistics_summary.md; VOLUMES and
-# ALGORITHMS pass --volumes and --algorithms.
+# ALGORITHMS pass --volumes and --algorithms. RIDGE_SIDES (e.g. "1024 2048 4096 8192") adds the
+# LE/TM paper's Ridge families at 8-connectivity at each side (RIDGE_RUNS runs, default 10; no
+# peers) and bench/ridge_model.py's plots and Eq. 18 fit in OUT/ridge; CONNECTIVITIES="" runs
+# only those.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: OUT=DIR [DATA=DIR] bench/run_gpu.sh BIN_DIR" >&2; exit 2; }
 bin=$(cd "$1" && pwd)
@@ -33,7 +36,7 @@ fi
 
 status=0
 csvs=()
-for connectivity in ${CONNECTIVITIES:-26 6 18 8 4}; do
+for connectivity in ${CONNECTIVITIES-26 6 18 8 4}; do
   echo "== $connectivity-connectivity"
   results=$out/bench_volccl_c$connectivity
   peers=$out/bench_peers_c$connectivity
@@ -72,14 +75,28 @@ for connectivity in ${CONNECTIVITIES:-26 6 18 8 4}; do
   rm -rf "${dump:?}/c$connectivity"  # up to 5 GB of volumes and labels
 done
 
+ridge_csvs=()
+for side in ${RIDGE_SIDES:-}; do
+  echo "== Ridge families, ${side}x$side, 8-connectivity"
+  "$bin/volccl" bench --device cuda --connectivity 8 --datasets ridge --ridge-side "$side" \
+    --runs "${RIDGE_RUNS:-10}" --warmup 2 --step-runs 5 --csv "$out/ridge_$side.csv" \
+    --json "$out/ridge_$side.json" > "$out/ridge_$side.txt" || status=$?
+  tail -n 3 "$out/ridge_$side.txt"
+  ridge_csvs+=("$out/ridge_$side.csv")
+done
+
 echo
-python3 "$here/summary.py" "${csvs[@]}" | tee "$out/bench_summary.md"
-if [ "${STATISTICS:-0}" = 1 ]; then
-  python3 "$here/statistics_summary.py" "${csvs[@]}" | tee "$out/statistics_summary.md"
+plots=0
+python3 -c 'import matplotlib' 2> /dev/null && plots=1
+[ "$plots" = 1 ] || echo "matplotlib not found: no plots (run bench/plot.py on the CSVs elsewhere)"
+if [ ${#csvs[@]} -gt 0 ]; then
+  python3 "$here/summary.py" "${csvs[@]}" | tee "$out/bench_summary.md"
+  if [ "${STATISTICS:-0}" = 1 ]; then
+    python3 "$here/statistics_summary.py" "${csvs[@]}" | tee "$out/statistics_summary.md"
+  fi
+  [ "$plots" = 0 ] || python3 "$here/plot.py" --out "$out/plots" "${csvs[@]}"
 fi
-if python3 -c 'import matplotlib' 2> /dev/null; then
-  python3 "$here/plot.py" --out "$out/plots" "${csvs[@]}"
-else
-  echo "matplotlib not found: no plots (run bench/plot.py on the CSVs elsewhere)"
+if [ ${#ridge_csvs[@]} -gt 0 ] && [ "$plots" = 1 ]; then
+  python3 "$here/ridge_model.py" --out "$out/ridge" "${ridge_csvs[@]}"
 fi
 exit "$status"

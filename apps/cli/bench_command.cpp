@@ -29,8 +29,8 @@ const char kOasisVolume[] = "brain_oasis1_neurite/OASIS_OAS1_%s_MR1/aligned_norm
 const char kMitochondriaSlices[] = "em_mitochondria_lucchi_pp/Lucchi++/Train_Out";
 const char kConnectomics[] = "em_connectomics_cc3d/connectomics.npy.gz";
 
-const std::vector<std::string> kDatasets = {"random", "hilbert",      "statistics",
-                                            "oasis",  "mitochondria", "connectomics"};
+const std::vector<std::string> kDatasets = {"random",       "hilbert",      "statistics", "oasis",
+                                            "mitochondria", "connectomics", "ridge"};
 
 struct BenchRequest {
   std::string device = "auto";
@@ -42,6 +42,7 @@ struct BenchRequest {
   std::vector<std::string> algorithms;
   unsigned density_step = 10;
   std::vector<unsigned> granularities = {1, 2, 4, 8, 16};
+  std::uint64_t ridge_side = 4096;
   std::vector<std::string> peers;
   std::string data;
   bool quick = false;
@@ -205,7 +206,8 @@ class BenchCommand : public Command {
                     "Otsu), mitochondria (the EPFL Lucchi++ masks, 1024x768x165), connectomics "
                     "(cc3d's 512^3 segmentation, non-zero as foreground), each skipped with a "
                     "note when absent. Default random,hilbert,oasis,mitochondria,connectomics; "
-                    "with --statistics statistics,hilbert,oasis,mitochondria. Volumes only")
+                    "with --statistics statistics,hilbert,oasis,mitochondria. At 4 and 8: ridge "
+                    "(the LE/TM paper's six Ridge families, every member, --ridge-side)")
         ->check(CLI::IsMember(kDatasets))
         ->delimiter(',');
     app->add_option("--volumes", request.volumes,
@@ -218,6 +220,10 @@ class BenchCommand : public Command {
         ->delimiter(',');
     app->add_option("--data", request.data,
                     "folder of the real volumes (data/fetch's layout); default $VOLCCL_DATA");
+    app->add_option("--ridge-side", request.ridge_side,
+                    "ridge: the images' side, a power of two (the paper's 4096 and 8192)")
+        ->check(CLI::IsMember({512u, 1024u, 2048u, 4096u, 8192u, 16384u}))
+        ->capture_default_str();
     app->add_option("--density-step", request.density_step,
                     "granularity test: density step in percent")
         ->check(CLI::Range(1u, 100u))
@@ -289,14 +295,16 @@ class BenchCommand : public Command {
 
     std::set<std::string> tests(request.tests.begin(), request.tests.end());
     if (tests.empty()) {
-      tests = images ? std::set<std::string>{"granularity", "steps"}
-                     : std::set<std::string>{"average", "steps"};
+      tests = images && request.datasets.empty() ? std::set<std::string>{"granularity", "steps"}
+                                                 : std::set<std::string>{"average", "steps"};
     }
     settings.steps = tests.count("steps") != 0;
-    if (images && !request.datasets.empty()) {
-      throw CommandError(
-          "--datasets names volumes; at 4 and 8 the images are the granularity "
-          "test's (--tests granularity) and --npy files");
+    for (const std::string& dataset : request.datasets) {
+      if ((dataset == "ridge") != images) {
+        throw CommandError("--datasets " + dataset + " holds " +
+                           (images ? "volumes: at 4 and 8 the dataset is ridge"
+                                   : "2D images: label it at 4 or 8"));
+      }
     }
     std::vector<bench::BenchVolume> volumes;
     std::vector<bench::BenchVolume> granularity;
@@ -341,7 +349,10 @@ class BenchCommand : public Command {
   }
 
   static std::vector<bench::BenchVolume> DatasetVolumes(const BenchRequest& request, bool images) {
-    if (images) return {};
+    if (images) {
+      if (request.datasets.empty()) return {};
+      return bench::ridge_volumes(request.ridge_side);
+    }
     std::set<std::string> datasets(request.datasets.begin(), request.datasets.end());
     if (datasets.empty()) {
       datasets =
