@@ -94,8 +94,32 @@ struct UfInitialize {
   }
 };
 
-// Merge: Union with the earlier foreground neighbours (see Skipped Unions). Each Union
-// starts from the root the previous one returned.
+// The Unions of Merge for pixel `node` whose earlier neighbours `seen` are the nodes left,
+// up_left, up and up_right (see Skipped Unions); each Union starts from the root the previous one
+// returned. Any forest and numbering whose order is the raster order will do: the whole image
+// here, a tile in shared memory in TM (tm_logic_2d.h).
+template <int Connectivity, class Forest>
+VOLCCL_HD void unite_earlier(const Forest& forest, const EarlierNeighbours& seen,
+                             std::uint32_t node, std::uint32_t left, std::uint32_t up_left,
+                             std::uint32_t up, std::uint32_t up_right) {
+  if (Connectivity == 4) {
+    if (seen.up) node = detail::unite(forest, node, up);
+    if (seen.left && !(seen.up && seen.up_left)) detail::unite(forest, node, left);
+    return;
+  }
+  if (seen.up) {
+    detail::unite(forest, node, up);
+    return;
+  }
+  if (seen.up_left) {
+    node = detail::unite(forest, node, up_left);
+  } else if (seen.left) {
+    node = detail::unite(forest, node, left);
+  }
+  if (seen.up_right) detail::unite(forest, node, up_right);
+}
+
+// Merge: Union with the earlier foreground neighbours.
 template <int Connectivity>
 struct UfMerge {
   const std::uint8_t* mask;
@@ -103,25 +127,9 @@ struct UfMerge {
 
   VOLCCL_HD void operator()(const PixelGrid& grid, const Pixel& pixel) const {
     if (mask[pixel.index] == 0) return;
-    const EarlierNeighbours seen = earlier_neighbours(mask, grid, pixel);
-    const PixelForest forest{labels};
     const std::uint32_t above = pixel.index - grid.width;
-    std::uint32_t node = pixel.index;
-    if (Connectivity == 4) {
-      if (seen.up) node = detail::unite(forest, node, above);
-      if (seen.left && !(seen.up && seen.up_left)) detail::unite(forest, node, pixel.index - 1);
-      return;
-    }
-    if (seen.up) {
-      detail::unite(forest, node, above);
-      return;
-    }
-    if (seen.up_left) {
-      node = detail::unite(forest, node, above - 1);
-    } else if (seen.left) {
-      node = detail::unite(forest, node, pixel.index - 1);
-    }
-    if (seen.up_right) detail::unite(forest, node, above + 1);
+    unite_earlier<Connectivity>(PixelForest{labels}, earlier_neighbours(mask, grid, pixel),
+                                pixel.index, pixel.index - 1, above - 1, above, above + 1);
   }
 };
 

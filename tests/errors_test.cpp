@@ -76,12 +76,13 @@ TEST(Errors, TwoDimensionalConnectivityNeedsOneSlice) {
   }
 }
 
-// KE and HA4 are 2D algorithms: a volume connectivity is refused with the algorithm named,
+// KE, HA4, LE and TM are 2D algorithms: a volume connectivity is refused with the algorithm named,
 // never silently handed to another labeler.
 TEST(Errors, TwoDimensionalAlgorithmsRefuseVolumes) {
   std::vector<std::uint8_t> mask(8, 1);
   std::vector<std::uint32_t> labels(8);
-  for (Algorithm algorithm : {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
+  for (Algorithm algorithm :
+       {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64, Algorithm::le, Algorithm::tm}) {
     for (int connectivity : {6, 18, 26}) {
       LabelOptions options;
       options.algorithm = algorithm;
@@ -150,14 +151,15 @@ TEST(Names, SupportsTable) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 26)
           << to_string(algorithm) << " " << connectivity;
     }
-    for (Algorithm algorithm : {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
+    for (Algorithm algorithm :
+         {Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64, Algorithm::le, Algorithm::tm}) {
       EXPECT_FALSE(supports(algorithm, connectivity))
           << to_string(algorithm) << " " << connectivity;
     }
   }
   for (int connectivity : {4, 8}) {
-    for (Algorithm algorithm :
-         {Algorithm::automatic, Algorithm::uf, Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}) {
+    for (Algorithm algorithm : {Algorithm::automatic, Algorithm::uf, Algorithm::ke, Algorithm::ha4,
+                                Algorithm::ha4_64, Algorithm::le, Algorithm::tm}) {
       EXPECT_TRUE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
     }
     for (Algorithm algorithm :
@@ -201,10 +203,10 @@ TEST(Names, UnknownNamesAreInvalid) {
 }
 
 TEST(Names, RoundTrip) {
-  EXPECT_EQ(
-      all_algorithms(),
-      (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
-                              Algorithm::uf, Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64}));
+  EXPECT_EQ(all_algorithms(),
+            (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke,
+                                    Algorithm::bke_ic, Algorithm::uf, Algorithm::ke, Algorithm::ha4,
+                                    Algorithm::ha4_64, Algorithm::le, Algorithm::tm}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }
@@ -221,6 +223,8 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(to_string(Algorithm::ke), "ke");
   EXPECT_EQ(to_string(Algorithm::ha4), "ha4");
   EXPECT_EQ(to_string(Algorithm::ha4_64), "ha4-64");
+  EXPECT_EQ(to_string(Algorithm::le), "le");
+  EXPECT_EQ(to_string(Algorithm::tm), "tm");
   EXPECT_EQ(parse_algorithm("auto"), Algorithm::automatic);
   EXPECT_EQ(parse_algorithm("uf"), Algorithm::uf);
   EXPECT_EQ(to_string(Backend::automatic), "auto");

@@ -33,12 +33,14 @@ except ImportError as error:
     print(f"skipped: {sys.executable} cannot import numpy and scipy ({error})")
     sys.exit(77)
 
-ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "auto"]
-# The algorithms of each connectivity: the block-based ones need 26 or 8, ke and ha4 are 2D.
+ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm", "auto"]
+# The algorithms of each connectivity: the block-based ones need 26 or 8, ke, ha4, le and tm are
+# 2D.
 SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "auto"],
              6: ["uf", "auto"], 18: ["uf", "auto"],
-             8: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "auto"],
-             4: ["uf", "ke", "ha4", "ha4-64", "auto"]}
+             8: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm",
+                 "auto"],
+             4: ["uf", "ke", "ha4", "ha4-64", "le", "tm", "auto"]}
 CONNECTIVITIES = [26, 6, 18, 8, 4]
 # scipy's structure of each connectivity: the neighbours within city-block distance 1, 2 or 3.
 STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),

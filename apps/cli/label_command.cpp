@@ -202,8 +202,8 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
       .add_option("--algorithm", request.algorithm,
                   "Labeling algorithm: auto picks buf for 26, uf for 6 and 18, bke-ic for 8 and "
                   "ha4-64 for 4; the block-based buf, buf-ic, bke and bke-ic need 26 or 8; uf "
-                  "(voxel union-find) takes every connectivity; ke, ha4 and ha4-64 label 2D "
-                  "images (4 or 8)")
+                  "(voxel union-find) takes every connectivity; ke, ha4, ha4-64, le and tm label "
+                  "2D images (4 or 8)")
       ->capture_default_str()
       ->check(CLI::IsMember(AlgorithmNames()));
   label

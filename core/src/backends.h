@@ -23,13 +23,18 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
                             const LabelOptions& options);
 
 // CPU backends of the 2D labelers (kernels2d/buf_bke_2d_cpu.cpp, kernels2d/uf_ke_2d_cpu.cpp,
-// kernels2d/ha4_2d_cpu.cpp); extent.z == 1 and connectivity 4 or 8.
+// kernels2d/ha4_2d_cpu.cpp, kernels2d/le_2d_cpu.cpp, kernels2d/tm_2d_cpu.cpp); extent.z == 1
+// and connectivity 4 or 8.
 LabelResult label_buf_bke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options);
 LabelResult label_uf_ke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                const LabelOptions& options);
 LabelResult label_ha4_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                              const LabelOptions& options);
+LabelResult label_le_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                            const LabelOptions& options);
+LabelResult label_tm_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                            const LabelOptions& options);
 
 // Picks the CPU labeler of options.algorithm (resolved) and options.connectivity (label.cpp).
 LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,

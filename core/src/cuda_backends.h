@@ -28,6 +28,12 @@ LabelResult label_uf_ke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
 LabelResult label_ha4_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                               std::uint32_t* device_labels, const LabelOptions& options,
                               void* stream);
+LabelResult label_le_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                             std::uint32_t* device_labels, const LabelOptions& options,
+                             void* stream);
+LabelResult label_tm_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                             std::uint32_t* device_labels, const LabelOptions& options,
+                             void* stream);
 
 // Picks one of the above by options.algorithm and options.connectivity, and measures the
 // components into `moments` unless it is null (core/src/cuda_device.cu).

@@ -202,6 +202,10 @@ LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent
     case Algorithm::ha4:
     case Algorithm::ha4_64:
       return label_ha4_2d_cuda(device_mask, extent, device_labels, options, stream);
+    case Algorithm::le:
+      return label_le_2d_cuda(device_mask, extent, device_labels, options, stream);
+    case Algorithm::tm:
+      return label_tm_2d_cuda(device_mask, extent, device_labels, options, stream);
     default:
       return image ? label_buf_bke_2d_cuda(device_mask, extent, device_labels, options, stream,
                                            moments)

@@ -11,7 +11,8 @@ namespace {
 
 // Why supports(algorithm, connectivity) is false, for the error message.
 std::string unsupported_reason(Algorithm algorithm, int connectivity) {
-  if (algorithm == Algorithm::ke || algorithm == Algorithm::ha4 || algorithm == Algorithm::ha4_64) {
+  if (algorithm == Algorithm::ke || algorithm == Algorithm::ha4 || algorithm == Algorithm::ha4_64 ||
+      algorithm == Algorithm::le || algorithm == Algorithm::tm) {
     return "it labels 2D images only (4 or 8); use uf, buf or bke for volumes";
   }
   return is_2d_connectivity(connectivity)
@@ -97,6 +98,10 @@ LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t
     case Algorithm::ha4:
     case Algorithm::ha4_64:
       return label_ha4_2d_cpu(mask, extent, labels, options);
+    case Algorithm::le:
+      return label_le_2d_cpu(mask, extent, labels, options);
+    case Algorithm::tm:
+      return label_tm_2d_cpu(mask, extent, labels, options);
     default:
       return image ? label_buf_bke_2d_cpu(mask, extent, labels, options)
                    : label_buf_bke_3d_cpu(mask, extent, labels, options);

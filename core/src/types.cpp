@@ -36,6 +36,10 @@ std::string to_string(Algorithm algorithm) {
       return "ha4";
     case Algorithm::ha4_64:
       return "ha4-64";
+    case Algorithm::le:
+      return "le";
+    case Algorithm::tm:
+      return "tm";
   }
   throw InvalidArgument("unknown volccl::Algorithm value " +
                         std::to_string(static_cast<int>(algorithm)));
@@ -56,8 +60,8 @@ std::string to_string(Backend backend) {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = {
-      Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
-      Algorithm::uf,  Algorithm::ke,     Algorithm::ha4, Algorithm::ha4_64};
+      Algorithm::buf, Algorithm::buf_ic, Algorithm::bke,    Algorithm::bke_ic, Algorithm::uf,
+      Algorithm::ke,  Algorithm::ha4,    Algorithm::ha4_64, Algorithm::le,     Algorithm::tm};
   return algorithms;
 }
 
@@ -75,6 +79,8 @@ bool supports(Algorithm algorithm, int connectivity) {
     case Algorithm::ke:
     case Algorithm::ha4:
     case Algorithm::ha4_64:
+    case Algorithm::le:
+    case Algorithm::tm:
       return is_2d_connectivity(connectivity);
   }
   return false;
@@ -85,8 +91,9 @@ Algorithm parse_algorithm(const std::string& name) {
   for (Algorithm algorithm : all_algorithms()) {
     if (to_string(algorithm) == name) return algorithm;
   }
-  throw InvalidArgument("unknown algorithm '" + name +
-                        "' (expected auto, buf, buf-ic, bke, bke-ic, uf, ke, ha4 or ha4-64)");
+  throw InvalidArgument(
+      "unknown algorithm '" + name +
+      "' (expected auto, buf, buf-ic, bke, bke-ic, uf, ke, ha4, ha4-64, le or tm)");
 }
 
 Backend parse_backend(const std::string& name) {

@@ -34,8 +34,8 @@ SAMPLE_OTSU_COMPONENTS_6 = 344
 SAMPLE_OTSU_COMPONENTS_18 = 39
 ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic", "uf")
 # The algorithms of 2D images, and those of them that take 4-connectivity.
-ALGORITHMS_2D = ("buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64")
-ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64")
+ALGORITHMS_2D = ("buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm")
+ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64", "le", "tm")
 
 CASES = {}
 
@@ -95,7 +95,8 @@ def expect_files(directory, names):
 
 
 SUMMARY = re.compile(r"^labeled (\d+(?:x\d+)+) (voxels|pixels): (\d+) components? "
-                     r"\((buf|buf-ic|bke|bke-ic|uf|ke|ha4|ha4-64), (4|8|6|18|26)-connectivity, "
+                     r"\((buf|buf-ic|bke|bke-ic|uf|ke|ha4|ha4-64|le|tm), "
+                     r"(4|8|6|18|26)-connectivity, "
                      r"on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
 
 
@@ -679,7 +680,7 @@ def dimension_and_connectivity_mismatch(cli, work):
                              "labels.mha", cwd=work), 1,
                      f"{connectivity}-connectivity labels 2D images", "128x128x62",
                      "6, 18 or 26")
-    for algorithm in ("ke", "ha4", "ha4-64"):
+    for algorithm in ("ke", "ha4", "ha4-64", "le", "tm"):
         expect_error(cli.run("label", cli.sample, "--algorithm", algorithm, "-o", "labels.mha",
                              cwd=work), 1, f"{algorithm} cannot label with 26-connectivity",
                      "2D images only")
@@ -744,7 +745,7 @@ def block_algorithm_needs_26(cli, work):
 
 @case
 def unknown_algorithm_or_device(cli, work):
-    expect_error(cli.run("label", cli.sample, "--algorithm", "le", "-o", "l.nii", cwd=work), 2,
+    expect_error(cli.run("label", cli.sample, "--algorithm", "lsl", "-o", "l.nii", cwd=work), 2,
                  "--algorithm", "bke")
     expect_error(cli.run("label", cli.sample, "--device", "gpu", "-o", "l.nii", cwd=work), 2,
                  "--device", "cuda")

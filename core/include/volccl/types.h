@@ -30,8 +30,11 @@ bool operator==(const Extent3& a, const Extent3& b);
 // 4 and 8. HA4 is the warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and
 // Meunier (the HA4 paper), 2D, one pixel per thread; HA4-64 is its two-pixels-per-thread
 // variant. Both also label with 8-connectivity, where runs of adjacent rows join diagonally.
+// LE (Label Equivalence) and TM (Tile Merging) are the 2D labelers of the LE/TM paper ("GPU CCL
+// evaluation with Ridge patterns"), 4 and 8: LE as its Sec. V-B settles it, TM as Stava and
+// Benes describe it (Sec. II-A); both report their iterations in LabelResult::iterations.
 // `automatic` picks the fastest measured for the connectivity (LabelOptions::algorithm).
-enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ke, ha4, ha4_64 };
+enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ke, ha4, ha4_64, le, tm };
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
@@ -39,7 +42,7 @@ enum class Backend { automatic, cuda, cpu };
 // How the GPU gathers component statistics: see volccl/statistics.h.
 enum class StatisticsStrategy { late, fused, early };
 
-// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64"
+// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm"
 std::string to_string(Algorithm algorithm);
 std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
@@ -98,6 +101,10 @@ struct LabelResult {
   std::uint32_t component_count = 0;
   Algorithm algorithm_used = Algorithm::buf;  // what `automatic` chose, or the one asked for
   Backend backend_used = Backend::cpu;
+  // The rounds of the iterative labelers: LE's Scan-Analysis iterations (the first Scan
+  // included; the last Scan, which finds nothing to change, not), as many on the CPU as on the
+  // GPU; TM's Global Merge levels (0 for an image of one tile). 0 for the other algorithms.
+  std::uint32_t iterations = 0;
   StepTimings timings;
 };
 

@@ -1,6 +1,6 @@
 // Small building blocks shared by the CUDA kernels and the CPU backend: the host/device
-// qualifier, relaxed loads, atomic minimum and OR, bit scans, the non-zero bytes of a word and a
-// division by a run-time constant. Compiled by nvcc for the kernels and by the host compiler for
+// qualifier, relaxed loads, atomic minimum, OR and AND, bit scans, the non-zero bytes of a word and
+// a division by a run-time constant. Compiled by nvcc for the kernels and by the host compiler for
 // the CPU backend.
 #pragma once
 
@@ -63,6 +63,14 @@ VOLCCL_HD void atomic_or(std::uint32_t* address, std::uint32_t bits) {
   atomicOr(address, bits);
 #else
   __atomic_fetch_or(address, bits, __ATOMIC_RELAXED);
+#endif
+}
+
+VOLCCL_HD void atomic_and(std::uint32_t* address, std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  atomicAnd(address, bits);
+#else
+  __atomic_fetch_and(address, bits, __ATOMIC_RELAXED);
 #endif
 }
 

@@ -1,0 +1,60 @@
+// CPU backend of LE, Label Equivalence (le_logic_2d.h): the per-pixel steps over the image's
+// rows split among threads, one fork-join per kernel of the GPU version, with the same atomics.
+// The Scans read the labels as the previous Analysis left them, as the GPU's do, so both take
+// the same number of iterations.
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "backends.h"
+#include "cpu_parallel.h"
+#include "kernels2d/le_logic_2d.h"
+
+namespace volccl::detail {
+namespace {
+
+using kernels2d::Pixel;
+using kernels2d::PixelGrid;
+
+// Applies `step` to every pixel; returns whether any call returned true (a Scan's change).
+template <class Step>
+bool for_each_pixel(const PixelGrid& grid, unsigned threads, const Step& step) {
+  std::atomic<bool> changed{false};
+  parallel_for(grid.height, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    bool chunk_changed = false;
+    for (auto y = static_cast<std::uint32_t>(begin); y < end; ++y) {
+      const std::uint32_t row_start = y * grid.width;
+      for (std::uint32_t x = 0; x < grid.width; ++x) {
+        if constexpr (std::is_same_v<decltype(step(grid, Pixel{x, y, row_start + x})), bool>) {
+          chunk_changed |= step(grid, Pixel{x, y, row_start + x});
+        } else {
+          step(grid, Pixel{x, y, row_start + x});
+        }
+      }
+    }
+    if (chunk_changed) changed.store(true, std::memory_order_relaxed);
+  });
+  return changed.load(std::memory_order_relaxed);
+}
+
+template <int Connectivity>
+LabelResult label_le(HostLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
+                     std::uint32_t* labels) {
+  const auto run = [&](const auto& step) { for_each_pixel(grid, labeling.threads(), step); };
+  const auto scan = [&](const auto& step) {
+    return for_each_pixel(grid, labeling.threads(), step);
+  };
+  return kernels2d::label_le<Connectivity>(labeling, run, scan, mask, labels);
+}
+
+}  // namespace
+
+LabelResult label_le_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                            const LabelOptions& options) {
+  HostLabeling labeling(extent, options);
+  const PixelGrid grid = kernels2d::make_pixel_grid(extent);
+  return options.connectivity == 4 ? label_le<4>(labeling, grid, mask, labels)
+                                   : label_le<8>(labeling, grid, mask, labels);
+}
+
+}  // namespace volccl::detail

@@ -1,0 +1,104 @@
+// CUDA backend of TM, Tile Merging (tm_logic_2d.h): Local Merge with a thread block of
+// kTileWidth x kTileHeight threads per tile and the tile's forest in shared memory; Global
+// Merge and the border compression with a thread per seam or border pixel; the final Path
+// Compression and labeling with a thread per pixel in 32 x 4 thread blocks.
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda_backends.h"
+#include "cuda_support.cuh"
+#include "kernels2d/tm_logic_2d.h"
+
+namespace volccl::detail {
+namespace {
+
+using kernels2d::kTileHeight;
+using kernels2d::kTileWidth;
+using kernels2d::Pixel;
+using kernels2d::PixelGrid;
+
+constexpr std::uint32_t kBlockWidth = 32;
+constexpr std::uint32_t kBlockRows = 4;
+constexpr std::uint32_t kItemThreads = 256;
+constexpr std::uint32_t kMaxGridRows = 65535;  // gridDim.y
+
+template <class LocalMerge>
+__global__ void merge_tiles(PixelGrid grid, std::uint32_t first_tile_row, LocalMerge step) {
+  __shared__ std::uint32_t local[kTileWidth * kTileHeight];
+  const kernels2d::Tile tile = kernels2d::tile_at(grid, blockIdx.x, first_tile_row + blockIdx.y);
+  const std::uint32_t x = threadIdx.x, y = threadIdx.y;
+  const bool inside = x < tile.width && y < tile.height;
+  if (inside) step.initialize(grid, tile, x, y, local);
+  __syncthreads();
+  if (inside) step.merge(grid, tile, x, y, local);
+  __syncthreads();
+  if (inside) step.write(grid, tile, x, y, local);
+}
+
+template <class Step>
+__global__ void for_each_item(PixelGrid grid, std::uint64_t count, Step step) {
+  const std::uint64_t item = std::uint64_t{blockIdx.x} * kItemThreads + threadIdx.x;
+  if (item < count) step(grid, item);
+}
+
+// Rows from `first_row` on; the 64-bit row keeps rows near 2^32 from wrapping around.
+template <class Step>
+__global__ void for_each_pixel(PixelGrid grid, std::uint32_t first_row, Step step) {
+  const std::uint32_t x = blockIdx.x * kBlockWidth + threadIdx.x;
+  const std::uint64_t y = std::uint64_t{first_row} + blockIdx.y * kBlockRows + threadIdx.y;
+  if (x >= grid.width || y >= grid.height) return;
+  const auto row = static_cast<std::uint32_t>(y);
+  step(grid, Pixel{x, row, row * grid.width + x});
+}
+
+// Grids of more than 65535 rows of thread blocks (tall images) take several launches.
+template <class Launch>
+void in_slabs(std::uint64_t block_rows, const Launch& launch) {
+  for (std::uint64_t first = 0; first < block_rows; first += kMaxGridRows) {
+    launch(first,
+           static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxGridRows, block_rows - first)));
+    VOLCCL_CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+template <int Connectivity>
+LabelResult label_tm(DeviceLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
+                     std::uint32_t* labels) {
+  const cudaStream_t stream = labeling.stream();
+  const auto run_tiles = [&](const auto& step) {
+    const std::uint32_t tile_columns = (grid.width + kTileWidth - 1) / kTileWidth;
+    in_slabs((std::uint64_t{grid.height} + kTileHeight - 1) / kTileHeight,
+             [&](std::uint64_t first, std::uint32_t rows) {
+               merge_tiles<<<dim3(tile_columns, rows), dim3(kTileWidth, kTileHeight), 0, stream>>>(
+                   grid, static_cast<std::uint32_t>(first), step);
+             });
+  };
+  const auto run_items = [&](const auto& step, std::uint64_t count) {
+    if (count == 0) return;
+    const auto blocks = static_cast<std::uint32_t>((count + kItemThreads - 1) / kItemThreads);
+    for_each_item<<<blocks, kItemThreads, 0, stream>>>(grid, count, step);
+    VOLCCL_CUDA_CHECK(cudaGetLastError());
+  };
+  const auto run_pixels = [&](const auto& step) {
+    const std::uint32_t block_columns = (grid.width + kBlockWidth - 1) / kBlockWidth;
+    in_slabs((std::uint64_t{grid.height} + kBlockRows - 1) / kBlockRows, [&](std::uint64_t first,
+                                                                             std::uint32_t rows) {
+      for_each_pixel<<<dim3(block_columns, rows), dim3(kBlockWidth, kBlockRows), 0, stream>>>(
+          grid, static_cast<std::uint32_t>(first * kBlockRows), step);
+    });
+  };
+  return kernels2d::label_tm<Connectivity>(labeling, run_tiles, run_items, run_pixels, grid, mask,
+                                           labels);
+}
+
+}  // namespace
+
+LabelResult label_tm_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                             const LabelOptions& options, void* stream_handle) {
+  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
+  const PixelGrid grid = kernels2d::make_pixel_grid(extent);
+  return options.connectivity == 4 ? label_tm<4>(labeling, grid, mask, labels)
+                                   : label_tm<8>(labeling, grid, mask, labels);
+}
+
+}  // namespace volccl::detail
