@@ -108,7 +108,7 @@ void print_tables(const Report& report) {
 void write_csv(const std::filesystem::path& path, const Report& report) {
   write_file(path, [&](std::ostream& out) {
     out << "volume,dataset,voxels,density,granularity,x,connectivity,algorithm,device,runs,"
-           "median_ms,min_ms,max_ms,components,floor_ms,x_floor,upload_ms,download_ms";
+           "median_ms,min_ms,max_ms,components,iterations,floor_ms,x_floor,upload_ms,download_ms";
     for (const StepField& field : kCsvSteps) out << ',' << field.name << "_ms";
     out << '\n';
     for (const Row& row : report.rows) {
@@ -117,9 +117,9 @@ void write_csv(const std::filesystem::path& path, const Report& report) {
           << optional_text(v.granularity) << ',' << optional_text(v.x) << ',' << row.connectivity
           << ',' << row.algorithm << ',' << row.device << ',' << row.runs << ','
           << number(row.median_ms) << ',' << number(row.min_ms) << ',' << number(row.max_ms) << ','
-          << row.components << ',' << optional_text(row.floor_ms) << ','
-          << optional_text(row.x_floor()) << ',' << optional_text(v.upload_ms) << ','
-          << optional_text(v.download_ms);
+          << row.components << ',' << optional_text(row.iterations) << ','
+          << optional_text(row.floor_ms) << ',' << optional_text(row.x_floor()) << ','
+          << optional_text(v.upload_ms) << ',' << optional_text(v.download_ms);
       for (const StepField& field : kCsvSteps) {
         out << ',' << optional_text(step(row, field.milliseconds));
       }
@@ -159,6 +159,7 @@ void write_json(const std::filesystem::path& path, const Report& report) {
           << ", \"device\": " << json_string(row.device) << ", \"runs\": " << row.runs
           << ", \"median_ms\": " << number(row.median_ms) << ", \"min_ms\": " << number(row.min_ms)
           << ", \"max_ms\": " << number(row.max_ms) << ", \"components\": " << row.components
+          << ", \"iterations\": " << json_optional(row.iterations)
           << ", \"floor_ms\": " << json_optional(row.floor_ms)
           << ", \"x_floor\": " << json_optional(row.x_floor()) << ", \"steps_median_ms\": ";
       if (row.steps) {

@@ -39,6 +39,7 @@ struct Row {
   double min_ms = 0;
   double max_ms = 0;
   std::uint32_t components = 0;
+  std::optional<std::uint32_t> iterations;  // LE's scans, TM's merge levels (LabelResult)
   std::optional<double> floor_ms;
   std::optional<StepTimings> steps;  // medians, when the steps were timed
 

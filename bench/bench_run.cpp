@@ -336,6 +336,7 @@ std::uint32_t run_volume(Bench& bench, const Settings& settings, const data::Vol
                                          settings.warmup, false, statistics);
       check_counts(info, name, timed, components);
       Row row = make_row(info, name, settings.device, settings.connectivity, timed.ms, components);
+      row.iterations = timed.results.front().iterations;
       if (settings.steps) {
         const TimedRuns stepped = bench.time(algorithm, settings.connectivity, settings.step_runs,
                                              std::min(settings.warmup, 1), true, statistics);

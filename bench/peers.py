@@ -51,8 +51,8 @@ import scipy.ndimage
 
 COLUMNS = [
     "volume", "dataset", "voxels", "density", "granularity", "x", "connectivity", "algorithm",
-    "device", "runs", "median_ms", "min_ms", "max_ms", "components", "floor_ms", "x_floor",
-    "upload_ms", "download_ms", "allocation_ms", "initialization_ms", "merge_ms",
+    "device", "runs", "median_ms", "min_ms", "max_ms", "components", "iterations", "floor_ms",
+    "x_floor", "upload_ms", "download_ms", "allocation_ms", "initialization_ms", "merge_ms",
     "compression_ms", "relabel_ms", "final_labeling_ms", "statistics_ms",
 ]
 # The memory floor reads the uint8 mask once and writes the uint32 labels once.

@@ -25,8 +25,8 @@ import sys
 
 COLUMNS = [
     "volume", "dataset", "voxels", "density", "granularity", "x", "connectivity", "algorithm",
-    "device", "runs", "median_ms", "min_ms", "max_ms", "components", "floor_ms", "x_floor",
-    "upload_ms", "download_ms", "allocation_ms", "initialization_ms", "merge_ms",
+    "device", "runs", "median_ms", "min_ms", "max_ms", "components", "iterations", "floor_ms",
+    "x_floor", "upload_ms", "download_ms", "allocation_ms", "initialization_ms", "merge_ms",
     "compression_ms", "relabel_ms", "final_labeling_ms", "statistics_ms",
 ]
 STEPS = ["allocation_ms", "initialization_ms", "merge_ms", "compression_ms", "relabel_ms",
