@@ -111,8 +111,8 @@ std::vector<BenchVolume> granularity_volumes(unsigned dimensions, unsigned densi
     for (unsigned density = 0; density <= 100; density += density_step) {
       // One seed per (granularity, density), the same whatever else the run holds.
       const std::uint32_t seed = (dimensions == 2 ? 200000 : 300000) + granularity * 1000 + density;
-      volumes.push_back(random_volume(dimensions == 2 ? "image" : "random", "granularity", extent,
-                                      density, granularity, seed));
+      volumes.push_back(
+          random_volume("granularity", "granularity", extent, density, granularity, seed));
       volumes.back().with_peers = false;
     }
   }

@@ -13,7 +13,8 @@
 # OUT/bench_peers_cC.{csv,txt} for each C, then OUT/bench_summary.md (bench/summary.py) and the
 # plots in OUT/plots (bench/plot.py, when matplotlib is there). Exits non-zero when a check
 # fails; the tables are printed anyway. GRANULARITY_CONNECTIVITIES (default "26 6 8 4") limits
-# the granularity test and GRANULARITIES (default 1,2,4,8,16) its granularities; STATISTICS=1 adds --statistics to both (labeling + statistics by each
+# the granularity test and GRANULARITIES (default 1,2,4,8,16) its granularities; STATISTICS=1
+# adds --statistics to both (labeling + statistics by each
 # strategy, CuPy's route to the same numbers) and writes OUT/statistics_summary.md; VOLUMES and
 # ALGORITHMS pass --volumes and --algorithms. RIDGE_SIDES (e.g. "1024 2048 4096 8192") adds the
 # LE/TM paper's Ridge families at 8-connectivity at each side (RIDGE_RUNS runs, default 10; no

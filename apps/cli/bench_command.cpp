@@ -212,7 +212,7 @@ class BenchCommand : public Command {
         ->delimiter(',');
     app->add_option("--volumes", request.volumes,
                     "comma-separated names: keep only these volumes of the datasets and tests "
-                    "(e.g. random-512-d30-g1, hilbert-128-o6, image-2048-d50-g4)")
+                    "(e.g. random-512-d30-g1, hilbert-128-o6, granularity-2048-d50-g4)")
         ->delimiter(',');
     app->add_option("--npy", request.npy,
                     "NAME=PATH,...: also time these masks, .npy or .npy.gz of unsigned "
@@ -381,6 +381,15 @@ class BenchCommand : public Command {
                                                   std::vector<bench::BenchVolume> volumes,
                                                   const std::vector<bench::BenchVolume>& more) {
     volumes.insert(volumes.end(), more.begin(), more.end());
+    // Names key the dumps and the peers' rows.
+    std::set<std::string> names;
+    for (const bench::BenchVolume& volume : volumes) {
+      if (!names.insert(volume.name).second) {
+        throw CommandError("two volumes are named '" + volume.name +
+                           "' (--npy names must differ "
+                           "from the datasets' and from each other)");
+      }
+    }
     if (request.volumes.empty()) return volumes;
     std::vector<bench::BenchVolume> selected;
     for (const std::string& name : request.volumes) {
