@@ -10,7 +10,7 @@ per algorithm (and ITK, where it has the connectivity) and volume, hold well-for
 (positive medians with min <= median <= max, densities in 0..1, the connectivity asked for, step
 medians on volccl's rows). Then it times a uint32 Fortran-order .npy.gz mask written here (as
 cc3d's connectomics volume is stored) and checks the extent and component count the bench
-reads from it. Standard library only.
+reads from it, and that a dataset of the other dimension is refused. Standard library only.
 """
 
 import argparse
@@ -104,8 +104,28 @@ def main():
         print("FAIL: no ALGORITHM+late rows with --statistics")
         return 1
     print(f"ok: {len(rows)} well-formed rows in {csv_path}")
+    if check_refusal(arguments) != 0:
+        return 1
     if arguments.connectivity in (6, 18, 26):
         return check_npy(arguments)
+    return 0
+
+
+def check_refusal(arguments):
+    """A dataset of the other dimension is refused before any work: exit 1, one error line that
+    names it, and no CSV left behind."""
+    dataset = "oasis" if arguments.connectivity in (4, 8) else "ridge"
+    csv_path = arguments.workdir / f"refused_c{arguments.connectivity}.csv"
+    csv_path.unlink(missing_ok=True)
+    run = subprocess.run([arguments.volccl, "bench", "--device", "cpu", "--connectivity",
+                          str(arguments.connectivity), "--datasets", dataset, "--csv",
+                          str(csv_path)], capture_output=True, text=True, timeout=60)
+    expected = f"volccl: error: --datasets {dataset} holds"
+    if run.returncode != 1 or not run.stderr.startswith(expected) or csv_path.exists():
+        print(f"FAIL: --datasets {dataset} at {arguments.connectivity}: exit {run.returncode}, "
+              f"stderr {run.stderr.strip()!r}, CSV left: {csv_path.exists()}")
+        return 1
+    print(f"ok: --datasets {dataset} refused at {arguments.connectivity}-connectivity")
     return 0
 
 
