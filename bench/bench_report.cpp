@@ -12,14 +12,6 @@ namespace {
 
 using volccl::detail::json_string;
 
-std::string fixed(double value, int decimals) {
-  std::ostringstream text;
-  text.setf(std::ios::fixed);
-  text.precision(decimals);
-  text << value;
-  return text.str();
-}
-
 // Six significant digits: enough for every timing and floor, small or large.
 std::string number(double value) {
   std::ostringstream text;
@@ -64,6 +56,14 @@ std::optional<double> step(const Row& row, double StepTimings::*milliseconds) {
 }
 
 }  // namespace
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(decimals);
+  text << value;
+  return text.str();
+}
 
 void print_tables(const Report& report) {
   std::printf("\n%d-connectivity\n", report.connectivity);

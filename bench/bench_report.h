@@ -61,6 +61,9 @@ struct Report {
   std::vector<Row> rows;
 };
 
+// `value` with `decimals` digits after the point, for the tables and the progress lines.
+std::string fixed(double value, int decimals);
+
 // The table of times, then the table of step medians, on stdout.
 void print_tables(const Report& report);
 // One row per Row, with the header bench/peers.py also writes.

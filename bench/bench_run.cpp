@@ -7,7 +7,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -32,14 +31,6 @@ constexpr double kFloorBytesPerVoxel = 1 + 4;
 constexpr std::uint64_t kCopyBytes = 1ull << 30;
 constexpr int kCopyRuns = 20;
 constexpr int kTransferRuns = 5;
-
-std::string fixed(double value, int decimals) {
-  std::ostringstream text;
-  text.setf(std::ios::fixed);
-  text.precision(decimals);
-  text << value;
-  return text.str();
-}
 
 std::string coordinates(std::uint64_t index, Extent3 extent) {
   return "(x " + std::to_string(index % extent.x) + ", y " +
