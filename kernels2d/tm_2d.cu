@@ -2,11 +2,11 @@
 // kTileWidth x kTileHeight threads per tile and the tile's forest in shared memory; Global
 // Merge and the border compression with a thread per seam or border pixel; the final Path
 // Compression and labeling with a thread per pixel in 32 x 4 thread blocks.
-#include <algorithm>
 #include <cstdint>
 
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
+#include "kernels2d/pixel_launch.cuh"
 #include "kernels2d/tm_logic_2d.h"
 
 namespace volccl::detail {
@@ -17,10 +17,7 @@ using kernels2d::kTileWidth;
 using kernels2d::Pixel;
 using kernels2d::PixelGrid;
 
-constexpr std::uint32_t kBlockWidth = 32;
-constexpr std::uint32_t kBlockRows = 4;
 constexpr std::uint32_t kItemThreads = 256;
-constexpr std::uint32_t kMaxGridRows = 65535;  // gridDim.y
 
 template <class LocalMerge>
 __global__ void merge_tiles(PixelGrid grid, std::uint32_t first_tile_row, LocalMerge step) {
@@ -41,26 +38,6 @@ __global__ void for_each_item(PixelGrid grid, std::uint64_t count, Step step) {
   if (item < count) step(grid, item);
 }
 
-// Rows from `first_row` on; the 64-bit row keeps rows near 2^32 from wrapping around.
-template <class Step>
-__global__ void for_each_pixel(PixelGrid grid, std::uint32_t first_row, Step step) {
-  const std::uint32_t x = blockIdx.x * kBlockWidth + threadIdx.x;
-  const std::uint64_t y = std::uint64_t{first_row} + blockIdx.y * kBlockRows + threadIdx.y;
-  if (x >= grid.width || y >= grid.height) return;
-  const auto row = static_cast<std::uint32_t>(y);
-  step(grid, Pixel{x, row, row * grid.width + x});
-}
-
-// Grids of more than 65535 rows of thread blocks (tall images) take several launches.
-template <class Launch>
-void in_slabs(std::uint64_t block_rows, const Launch& launch) {
-  for (std::uint64_t first = 0; first < block_rows; first += kMaxGridRows) {
-    launch(first,
-           static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxGridRows, block_rows - first)));
-    VOLCCL_CUDA_CHECK(cudaGetLastError());
-  }
-}
-
 template <int Connectivity>
 LabelResult label_tm(DeviceLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
                      std::uint32_t* labels) {
@@ -79,14 +56,7 @@ LabelResult label_tm(DeviceLabeling& labeling, const PixelGrid& grid, const std:
     for_each_item<<<blocks, kItemThreads, 0, stream>>>(grid, count, step);
     VOLCCL_CUDA_CHECK(cudaGetLastError());
   };
-  const auto run_pixels = [&](const auto& step) {
-    const std::uint32_t block_columns = (grid.width + kBlockWidth - 1) / kBlockWidth;
-    in_slabs((std::uint64_t{grid.height} + kBlockRows - 1) / kBlockRows, [&](std::uint64_t first,
-                                                                             std::uint32_t rows) {
-      for_each_pixel<<<dim3(block_columns, rows), dim3(kBlockWidth, kBlockRows), 0, stream>>>(
-          grid, static_cast<std::uint32_t>(first * kBlockRows), step);
-    });
-  };
+  const auto run_pixels = [&](const auto& step) { launch_per_pixel(grid, stream, step); };
   return kernels2d::label_tm<Connectivity>(labeling, run_tiles, run_items, run_pixels, grid, mask,
                                            labels);
 }
