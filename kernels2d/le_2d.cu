@@ -6,6 +6,7 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels2d/le_logic_2d.h"
+#include "kernels2d/le_tm_statistics_2d.cuh"
 #include "kernels2d/pixel_launch.cuh"
 
 namespace volccl::detail {
@@ -48,8 +49,8 @@ std::uint32_t* pinned_flag() {
 }
 
 template <int Connectivity>
-LabelResult label_le(DeviceLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
-                     std::uint32_t* labels) {
+LabelResult label_le(DeviceLabeling& labeling, PixelStatistics& statistics, const PixelGrid& grid,
+                     const std::uint8_t* mask, std::uint32_t* labels) {
   const cudaStream_t stream = labeling.stream();
   const DeviceBuffer<std::uint32_t> changed(1, stream, "the LE change flag");
   std::uint32_t* const host_changed = pinned_flag();
@@ -64,17 +65,19 @@ LabelResult label_le(DeviceLabeling& labeling, const PixelGrid& grid, const std:
     VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream));
     return *host_changed != 0;
   };
-  return kernels2d::label_le<Connectivity>(labeling, run, scan, mask, labels);
+  return kernels2d::label_le<Connectivity>(labeling, statistics, run, scan, mask, labels);
 }
 
 }  // namespace
 
 LabelResult label_le_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options, void* stream_handle) {
+                             const LabelOptions& options, void* stream_handle,
+                             cuda::DeviceMoments* moments) {
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  return options.connectivity == 4 ? label_le<4>(labeling, grid, mask, labels)
-                                   : label_le<8>(labeling, grid, mask, labels);
+  PixelStatistics statistics(labeling, grid, mask, labels, moments, options.statistics_strategy);
+  return options.connectivity == 4 ? label_le<4>(labeling, statistics, grid, mask, labels)
+                                   : label_le<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

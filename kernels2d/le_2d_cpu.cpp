@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
 #include "kernels2d/le_logic_2d.h"
+#include "kernels2d/le_tm_statistics_2d_cpu.h"
 
 namespace volccl::detail {
 namespace {
@@ -38,23 +40,25 @@ bool for_each_pixel(const PixelGrid& grid, unsigned threads, const Step& step) {
 }
 
 template <int Connectivity>
-LabelResult label_le(HostLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
-                     std::uint32_t* labels) {
+LabelResult label_le(HostLabeling& labeling, HostPixelStatistics& statistics, const PixelGrid& grid,
+                     const std::uint8_t* mask, std::uint32_t* labels) {
   const auto run = [&](const auto& step) { for_each_pixel(grid, labeling.threads(), step); };
   const auto scan = [&](const auto& step) {
     return for_each_pixel(grid, labeling.threads(), step);
   };
-  return kernels2d::label_le<Connectivity>(labeling, run, scan, mask, labels);
+  return kernels2d::label_le<Connectivity>(labeling, statistics, run, scan, mask, labels);
 }
 
 }  // namespace
 
 LabelResult label_le_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                            const LabelOptions& options) {
+                            const LabelOptions& options,
+                            std::vector<ComponentMoments>* early_statistics) {
   HostLabeling labeling(extent, options);
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  return options.connectivity == 4 ? label_le<4>(labeling, grid, mask, labels)
-                                   : label_le<8>(labeling, grid, mask, labels);
+  HostPixelStatistics statistics(labeling, grid, mask, labels, early_statistics);
+  return options.connectivity == 4 ? label_le<4>(labeling, statistics, grid, mask, labels)
+                                   : label_le<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

@@ -133,12 +133,15 @@ struct LeAnalysis {
 
 // The step sequence of LE, written once for both backends: `run(step)` applies a step to every
 // pixel, `scan(step)` too and returns whether any pixel's step returned true; `labeling` is the
-// call's DeviceLabeling or HostLabeling.
-template <int Connectivity, class Labeling, class Run, class Scan>
-LabelResult label_le(Labeling& labeling, const Run& run, const Scan& scan, const std::uint8_t* mask,
-                     std::uint32_t* labels) {
+// call's DeviceLabeling or HostLabeling, `statistics` its PixelStatistics or HostPixelStatistics
+// (le_tm_statistics_2d.h: Early's records start with the Prelabel, Sec. III-A, and reach the
+// roots once the last Scan has changed nothing).
+template <int Connectivity, class Labeling, class Statistics, class Run, class Scan>
+LabelResult label_le(Labeling& labeling, Statistics& statistics, const Run& run, const Scan& scan,
+                     const std::uint8_t* mask, std::uint32_t* labels) {
   std::uint32_t* representatives = labeling.root_bitmap();
   run(LeInitialScan<Connectivity>{mask, labels, representatives});
+  statistics.initialize(run);
   labeling.end_step(&StepTimings::initialization_ms);
   std::uint32_t iterations = 1;
   for (;;) {
@@ -150,7 +153,8 @@ LabelResult label_le(Labeling& labeling, const Run& run, const Scan& scan, const
     ++iterations;
   }
   labeling.rank();
-  run(FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  statistics.final_labeling(run,
+                            FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   LabelResult result = labeling.finish();
   result.iterations = iterations;

@@ -6,6 +6,7 @@
 
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
+#include "kernels2d/le_tm_statistics_2d.cuh"
 #include "kernels2d/pixel_launch.cuh"
 #include "kernels2d/tm_logic_2d.h"
 
@@ -39,8 +40,8 @@ __global__ void for_each_item(PixelGrid grid, std::uint64_t count, Step step) {
 }
 
 template <int Connectivity>
-LabelResult label_tm(DeviceLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
-                     std::uint32_t* labels) {
+LabelResult label_tm(DeviceLabeling& labeling, PixelStatistics& statistics, const PixelGrid& grid,
+                     const std::uint8_t* mask, std::uint32_t* labels) {
   const cudaStream_t stream = labeling.stream();
   const auto run_tiles = [&](const auto& step) {
     const std::uint32_t tile_columns = (grid.width + kTileWidth - 1) / kTileWidth;
@@ -57,18 +58,20 @@ LabelResult label_tm(DeviceLabeling& labeling, const PixelGrid& grid, const std:
     VOLCCL_CUDA_CHECK(cudaGetLastError());
   };
   const auto run_pixels = [&](const auto& step) { launch_per_pixel(grid, stream, step); };
-  return kernels2d::label_tm<Connectivity>(labeling, run_tiles, run_items, run_pixels, grid, mask,
-                                           labels);
+  return kernels2d::label_tm<Connectivity>(labeling, statistics, run_tiles, run_items, run_pixels,
+                                           grid, mask, labels);
 }
 
 }  // namespace
 
 LabelResult label_tm_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options, void* stream_handle) {
+                             const LabelOptions& options, void* stream_handle,
+                             cuda::DeviceMoments* moments) {
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  return options.connectivity == 4 ? label_tm<4>(labeling, grid, mask, labels)
-                                   : label_tm<8>(labeling, grid, mask, labels);
+  PixelStatistics statistics(labeling, grid, mask, labels, moments, options.statistics_strategy);
+  return options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
+                                   : label_tm<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

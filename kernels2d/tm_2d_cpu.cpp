@@ -3,9 +3,11 @@
 // border and final compression over their items or rows split among threads, one fork-join per
 // kernel of the GPU version, with the same atomics.
 #include <cstdint>
+#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
+#include "kernels2d/le_tm_statistics_2d_cpu.h"
 #include "kernels2d/tm_logic_2d.h"
 
 namespace volccl::detail {
@@ -17,8 +19,8 @@ using kernels2d::Pixel;
 using kernels2d::PixelGrid;
 
 template <int Connectivity>
-LabelResult label_tm(HostLabeling& labeling, const PixelGrid& grid, const std::uint8_t* mask,
-                     std::uint32_t* labels) {
+LabelResult label_tm(HostLabeling& labeling, HostPixelStatistics& statistics, const PixelGrid& grid,
+                     const std::uint8_t* mask, std::uint32_t* labels) {
   const unsigned threads = labeling.threads();
   const auto run_tiles = [&](const auto& step) {
     const std::uint32_t tile_columns = (grid.width + kTileWidth - 1) / kTileWidth;
@@ -57,18 +59,20 @@ LabelResult label_tm(HostLabeling& labeling, const PixelGrid& grid, const std::u
       }
     });
   };
-  return kernels2d::label_tm<Connectivity>(labeling, run_tiles, run_items, run_pixels, grid, mask,
-                                           labels);
+  return kernels2d::label_tm<Connectivity>(labeling, statistics, run_tiles, run_items, run_pixels,
+                                           grid, mask, labels);
 }
 
 }  // namespace
 
 LabelResult label_tm_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                            const LabelOptions& options) {
+                            const LabelOptions& options,
+                            std::vector<ComponentMoments>* early_statistics) {
   HostLabeling labeling(extent, options);
   const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  return options.connectivity == 4 ? label_tm<4>(labeling, grid, mask, labels)
-                                   : label_tm<8>(labeling, grid, mask, labels);
+  HostPixelStatistics statistics(labeling, grid, mask, labels, early_statistics);
+  return options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
+                                   : label_tm<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

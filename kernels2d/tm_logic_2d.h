@@ -42,6 +42,43 @@ VOLCCL_HD Tile tile_at(const PixelGrid& grid, std::uint32_t tile_x, std::uint32_
   return tile;
 }
 
+// The forest of a tile in shared memory during the Local Merge, whose threads unite at the same
+// time: Union and Find with path halving (union_find.h), but with every write an atomicMin,
+// halving's too. A plain store beside another thread's load of the same slot is a race to
+// compute-sanitizer's racecheck, while loads beside atomics are not; and a parent only ever
+// decreases, to an ancestor, so the minimum keeps whichever shortcut is shorter.
+struct TileForest {
+  std::uint32_t* parents;
+
+  VOLCCL_HD std::uint32_t root(std::uint32_t node) const {
+    for (;;) {
+      const std::uint32_t parent = detail::load_relaxed(parents + node);
+      if (parent == node) return node;
+      const std::uint32_t grandparent = detail::load_relaxed(parents + parent);
+      if (grandparent == parent) return parent;
+      detail::atomic_min(parents + node, grandparent);
+      node = grandparent;
+    }
+  }
+
+  VOLCCL_HD std::uint32_t unite(std::uint32_t a, std::uint32_t b) const {
+    a = root(a);
+    b = root(b);
+    while (a != b) {
+      if (a > b) {
+        const std::uint32_t larger = a;
+        a = b;
+        b = larger;
+      }
+      const std::uint32_t old = detail::atomic_min(parents + b, a);
+      if (old == b) return a;
+      b = root(old);
+      a = root(a);
+    }
+    return a;
+  }
+};
+
 // Local Merge, in three phases separated by a barrier (__syncthreads on the GPU, the end of a
 // loop on the CPU), each called for every pixel (x, y) of the tile (tile coordinates). `local` is
 // the tile's forest, kTileWidth x kTileHeight slots in shared memory, keyed by x + kTileWidth y,
@@ -76,7 +113,7 @@ struct TmLocalMerge {
     }
     const std::uint32_t key = x + kTileWidth * y;
     const std::uint32_t key_above = key - kTileWidth;
-    unite_earlier<Connectivity>(PixelForest{local}, seen, key, key - 1, key_above - 1, key_above,
+    unite_earlier<Connectivity>(TileForest{local}, seen, key, key - 1, key_above - 1, key_above,
                                 key_above + 1);
   }
 
@@ -212,12 +249,16 @@ struct TmCompressBorders {
 // The step sequence of TM, written once for both backends: `run_tiles(local_merge)` runs the
 // Local Merge on every tile, `run_items(step, count)` a step on items 0..count-1 and
 // `run_pixels(step)` a step on every pixel; `labeling` is the call's DeviceLabeling or
-// HostLabeling.
-template <int Connectivity, class Labeling, class RunTiles, class RunItems, class RunPixels>
-LabelResult label_tm(Labeling& labeling, const RunTiles& run_tiles, const RunItems& run_items,
-                     const RunPixels& run_pixels, const PixelGrid& grid, const std::uint8_t* mask,
-                     std::uint32_t* labels) {
+// HostLabeling, `statistics` its PixelStatistics or HostPixelStatistics (le_tm_statistics_2d.h:
+// Early's records start after the Local Merge, as the paper's first alternative of Sec. III-C,
+// and reach the roots after the final Path Compression).
+template <int Connectivity, class Labeling, class Statistics, class RunTiles, class RunItems,
+          class RunPixels>
+LabelResult label_tm(Labeling& labeling, Statistics& statistics, const RunTiles& run_tiles,
+                     const RunItems& run_items, const RunPixels& run_pixels, const PixelGrid& grid,
+                     const std::uint8_t* mask, std::uint32_t* labels) {
   run_tiles(TmLocalMerge<Connectivity>{mask, labels});
+  statistics.initialize(run_pixels);
   labeling.end_step(&StepTimings::initialization_ms);
   const unsigned levels = merge_level_count(grid);
   for (unsigned level = 1; level <= levels; ++level) {
@@ -231,7 +272,8 @@ LabelResult label_tm(Labeling& labeling, const RunTiles& run_tiles, const RunIte
   run_pixels(Compress{labels, labeling.root_bitmap()});
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
-  run_pixels(FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  statistics.final_labeling(run_pixels,
+                            FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   LabelResult result = labeling.finish();
   result.iterations = levels;

@@ -49,6 +49,9 @@ struct Pixel {
 struct PixelForest {
   std::uint32_t* labels;
   VOLCCL_HD std::uint32_t* slot(std::uint32_t pixel) const { return labels + pixel; }
+  VOLCCL_HD std::uint32_t unite(std::uint32_t a, std::uint32_t b) const {
+    return detail::unite(*this, a, b);
+  }
 };
 
 // Which neighbours before the pixel in raster order (the mask of Fig. 2a) are foreground.
@@ -95,28 +98,28 @@ struct UfInitialize {
 };
 
 // The Unions of Merge for pixel `node` whose earlier neighbours `seen` are the nodes left,
-// up_left, up and up_right (see Skipped Unions); each Union starts from the root the previous one
-// returned. Any forest and numbering whose order is the raster order will do: the whole image
-// here, a tile in shared memory in TM (tm_logic_2d.h).
+// up_left, up and up_right (see Skipped Unions); each Union (forest.unite) starts from the root the
+// previous one returned. Any forest and numbering whose order is the raster order will do: the
+// whole image here, a tile in shared memory in TM (tm_logic_2d.h).
 template <int Connectivity, class Forest>
 VOLCCL_HD void unite_earlier(const Forest& forest, const EarlierNeighbours& seen,
                              std::uint32_t node, std::uint32_t left, std::uint32_t up_left,
                              std::uint32_t up, std::uint32_t up_right) {
   if (Connectivity == 4) {
-    if (seen.up) node = detail::unite(forest, node, up);
-    if (seen.left && !(seen.up && seen.up_left)) detail::unite(forest, node, left);
+    if (seen.up) node = forest.unite(node, up);
+    if (seen.left && !(seen.up && seen.up_left)) forest.unite(node, left);
     return;
   }
   if (seen.up) {
-    detail::unite(forest, node, up);
+    forest.unite(node, up);
     return;
   }
   if (seen.up_left) {
-    node = detail::unite(forest, node, up_left);
+    node = forest.unite(node, up_left);
   } else if (seen.left) {
-    node = detail::unite(forest, node, left);
+    node = forest.unite(node, left);
   }
-  if (seen.up_right) detail::unite(forest, node, up_right);
+  if (seen.up_right) forest.unite(node, up_right);
 }
 
 // Merge: Union with the earlier foreground neighbours.

@@ -266,9 +266,9 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
   label
       .add_option("--stats-strategy", request.statistics_strategy,
                   "How the GPU gathers the statistics: late (a pass over the labels; every "
-                  "algorithm), fused (in the final labeling step) or early (per-block moments "
-                  "merged as the blocks are; both for buf, buf-ic, bke and bke-ic). The numbers "
-                  "are the same")
+                  "algorithm), fused (in the final labeling step) or early (per-node moments, "
+                  "blocks of buf and bke or pixels of le and tm, merged into their roots); fused "
+                  "and early for buf, buf-ic, bke, bke-ic, le and tm. The numbers are the same")
       ->capture_default_str()
       ->check(CLI::IsMember({"late", "fused", "early"}));
   CLI::Option* vtk = label.add_option(

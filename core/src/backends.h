@@ -24,7 +24,8 @@ LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint3
 
 // CPU backends of the 2D labelers (kernels2d/buf_bke_2d_cpu.cpp, kernels2d/uf_ke_2d_cpu.cpp,
 // kernels2d/ha4_2d_cpu.cpp, kernels2d/le_2d_cpu.cpp, kernels2d/tm_2d_cpu.cpp); extent.z == 1
-// and connectivity 4 or 8.
+// and connectivity 4 or 8. LE and TM also measure the components into `early_statistics` by the
+// Early strategy unless it is null.
 LabelResult label_buf_bke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options);
 LabelResult label_uf_ke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -32,13 +33,17 @@ LabelResult label_uf_ke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::ui
 LabelResult label_ha4_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                              const LabelOptions& options);
 LabelResult label_le_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                            const LabelOptions& options);
+                            const LabelOptions& options,
+                            std::vector<ComponentMoments>* early_statistics);
 LabelResult label_tm_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                            const LabelOptions& options);
+                            const LabelOptions& options,
+                            std::vector<ComponentMoments>* early_statistics);
 
-// Picks the CPU labeler of options.algorithm (resolved) and options.connectivity (label.cpp).
+// Picks the CPU labeler of options.algorithm (resolved) and options.connectivity (label.cpp);
+// passes `early_statistics` to LE and TM.
 LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                         const LabelOptions& options);
+                         const LabelOptions& options,
+                         std::vector<ComponentMoments>* early_statistics);
 
 #if defined(VOLCCL_HAS_CUDA)
 // Host memory in and out through the device (core/src/cuda_device.cu); measures the components

@@ -1,14 +1,16 @@
-// The Fused and Early statistics of the block labelers BUF, BUF-IC, BKE and BKE-IC, written once
-// for 2x2 and 2x2x2 blocks: the per-dimension functions (block_moments, block_index,
-// block_index_of, block_foreground) are found by argument-dependent lookup in kernels2d or
-// kernels3d. BlockStatistics wraps a labeler's run(step) and hooks the strategy's kernels into
-// the step sequence of buf_bke_steps.h. Internal; included only by .cu files.
+// The Fused and Early statistics on the GPU, written once for 2x2 and 2x2x2 blocks (BUF, BUF-IC,
+// BKE and BKE-IC) and for pixels (LE and TM, kernels2d/le_tm_statistics_2d.cuh): the per-node
+// functions (block_moments, block_origin, block_index, block_index_of, block_foreground,
+// node_slot) are found by argument-dependent lookup in kernels2d or kernels3d. BlockStatistics
+// wraps a block labeler's run(step) and hooks the strategy's kernels into the step sequence of
+// buf_bke_steps.h. Internal; included only by .cu files.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
 #include "cuda_support.cuh"
+#include "early_moments.h"
 #include "moments.cuh"
 #include "volccl/cuda.h"
 #include "volccl/detail/raster_rank.h"
@@ -39,42 +41,10 @@ struct FusedFinalLabeling {
       label = labeling.label_block(grid, block, &foreground);
       if (label != 0) m = to_relative(block_moments(block, foreground), origin);
     }
-    // 128 blocks span at most 64 x 8 x 2 voxels: relative sums fit 32 bits.
+    // 128 blocks (or pixels) span at most 64 x 8 x 2 voxels: relative sums fit 32 bits.
     gather_one_label_per_thread<true>(shared, label, m, origin, table);
   }
 };
-
-// Early (LE/TM paper Sec. III-A..C): every union-find node, a block, starts with its own
-// voxels' moments, as the Prelabel kernel initializes the property arrays.
-struct EarlyInitialize {
-  const std::uint8_t* mask;
-  ComponentMoments* nodes;
-  template <class Grid, class Block>
-  __device__ void operator()(const Grid& grid, const Block& block) const {
-    const std::uint32_t foreground = block_foreground(mask, grid, block);
-    const Moments m = foreground != 0 ? block_moments(block, foreground) : no_moments();
-    ComponentMoments& node = nodes[block_index(grid, block)];
-    node.count = m.count;
-    for (int a = 0; a < 3; ++a) node.sum[a] = m.sum[a];
-    for (int p = 0; p < 6; ++p) node.sum_products[p] = m.sum_products[p];
-    for (int a = 0; a < 3; ++a) {
-      node.min[a] = m.min[a];
-      node.max[a] = m.max[a];
-    }
-  }
-};
-
-__device__ __forceinline__ Moments moments_of(const ComponentMoments& node) {
-  Moments m;
-  m.count = node.count;
-  for (int a = 0; a < 3; ++a) m.sum[a] = node.sum[a];
-  for (int p = 0; p < 6; ++p) m.sum_products[p] = node.sum_products[p];
-  for (int a = 0; a < 3; ++a) {
-    m.min[a] = node.min[a];
-    m.max[a] = node.max[a];
-  }
-  return m;
-}
 
 // Once the equivalences are final (after the last compression, when every block's slot holds
 // its root's key), every node that is not a root adds its moments to its root's: the Analysis
@@ -95,7 +65,7 @@ struct EarlyTransfer {
     if (inside) {
       const std::uint32_t node = block_index(grid, block);
       if (nodes[node].count != 0) {
-        const std::uint32_t root = block_index_of(grid, labels[block.anchor]);
+        const std::uint32_t root = block_index_of(grid, labels[node_slot(block)]);
         if (root != node) {
           root_key = root + 1;
           m = moments_of(nodes[node]);
@@ -103,33 +73,6 @@ struct EarlyTransfer {
       }
     }
     gather_one_label_per_thread<false>(shared, root_key, m, Origin{0, 0, 0}, nodes);
-  }
-};
-
-// After the ranking and before the final labeling overwrites the roots' keys: each root's
-// moments go to its label's row (the compaction of Sec. III-D's Sequential Relabeling).
-struct EarlyGather {
-  const std::uint32_t* labels;
-  const ComponentMoments* nodes;
-  const std::uint32_t* root_bitmap;
-  const std::uint32_t* words_before;
-  ComponentMoments* table;
-  template <class Grid, class Block>
-  __device__ void operator()(const Grid& grid, const Block& block) const {
-    const std::uint32_t node = block_index(grid, block);
-    if (nodes[node].count == 0) return;
-    const std::uint32_t key = labels[block.anchor];
-    if (block_index_of(grid, key) != node) return;
-    // Field by field: the records' padding is never written, so never read.
-    const ComponentMoments& from = nodes[node];
-    ComponentMoments& to = table[component_label(root_bitmap, words_before, key) - 1];
-    to.count = from.count;
-    for (int a = 0; a < 3; ++a) to.sum[a] = from.sum[a];
-    for (int p = 0; p < 6; ++p) to.sum_products[p] = from.sum_products[p];
-    for (int a = 0; a < 3; ++a) {
-      to.min[a] = from.min[a];
-      to.max[a] = from.max[a];
-    }
   }
 };
 

@@ -30,6 +30,7 @@ class HostLabeling {
   void end_step(double StepTimings::*step) { result_.timings.*step += step_clock_.lap(); }
   // Ranks the roots marked in root_bitmap(), the relabel step.
   void rank();
+  std::uint32_t component_count() const { return result_.component_count; }  // after rank()
   LabelResult finish();
 
  private:

@@ -11,7 +11,7 @@ namespace volccl::detail {
 // One per family and dimension; `stream` is a cudaStream_t and options.algorithm is resolved
 // (not automatic). The 3D ones are in kernels3d/, the 2D ones (extent.z == 1, connectivity 4
 // or 8) in kernels2d/.
-// The block labelers gather the moments into `moments` when it is not null and
+// The block labelers, LE and TM gather the moments into `moments` when it is not null and
 // options.statistics_strategy is fused or early.
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
@@ -30,10 +30,10 @@ LabelResult label_ha4_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                               void* stream);
 LabelResult label_le_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                              std::uint32_t* device_labels, const LabelOptions& options,
-                             void* stream);
+                             void* stream, cuda::DeviceMoments* moments);
 LabelResult label_tm_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                              std::uint32_t* device_labels, const LabelOptions& options,
-                             void* stream);
+                             void* stream, cuda::DeviceMoments* moments);
 
 // Picks one of the above by options.algorithm and options.connectivity, and measures the
 // components into `moments` unless it is null (core/src/cuda_device.cu).

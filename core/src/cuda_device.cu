@@ -203,9 +203,9 @@ LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent
     case Algorithm::ha4_64:
       return label_ha4_2d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::le:
-      return label_le_2d_cuda(device_mask, extent, device_labels, options, stream);
+      return label_le_2d_cuda(device_mask, extent, device_labels, options, stream, moments);
     case Algorithm::tm:
-      return label_tm_2d_cuda(device_mask, extent, device_labels, options, stream);
+      return label_tm_2d_cuda(device_mask, extent, device_labels, options, stream, moments);
     default:
       return image ? label_buf_bke_2d_cuda(device_mask, extent, device_labels, options, stream,
                                            moments)

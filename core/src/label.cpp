@@ -81,13 +81,15 @@ void validate_measuring(Extent3 extent, const LabelOptions& options) {
   validate_statistics(extent);
   if (!supports(options.statistics_strategy, options.algorithm)) {
     throw InvalidArgument("volccl: the " + to_string(options.statistics_strategy) +
-                          " statistics strategy exists for buf, buf-ic, bke and bke-ic, not " +
+                          " statistics strategy exists for buf, buf-ic, bke, bke-ic, le and tm, "
+                          "not " +
                           to_string(options.algorithm) + "; late works with every algorithm");
   }
 }
 
 LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                         const LabelOptions& options) {
+                         const LabelOptions& options,
+                         std::vector<ComponentMoments>* early_statistics) {
   const bool image = is_2d_connectivity(options.connectivity);
   switch (options.algorithm) {
     case Algorithm::uf:
@@ -99,9 +101,9 @@ LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t
     case Algorithm::ha4_64:
       return label_ha4_2d_cpu(mask, extent, labels, options);
     case Algorithm::le:
-      return label_le_2d_cpu(mask, extent, labels, options);
+      return label_le_2d_cpu(mask, extent, labels, options, early_statistics);
     case Algorithm::tm:
-      return label_tm_2d_cpu(mask, extent, labels, options);
+      return label_tm_2d_cpu(mask, extent, labels, options, early_statistics);
     default:
       return image ? label_buf_bke_2d_cpu(mask, extent, labels, options)
                    : label_buf_bke_3d_cpu(mask, extent, labels, options);
@@ -140,7 +142,7 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
     return detail::label_cuda_from_host(mask, extent, labels, options, nullptr);
   }
 #endif
-  return detail::label_on_cpu(mask, extent, labels, options);
+  return detail::label_on_cpu(mask, extent, labels, options, nullptr);
 }
 
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -152,7 +154,13 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
     return detail::label_cuda_from_host(mask, extent, labels, options, &statistics);
   }
 #endif
-  LabelResult result = detail::label_on_cpu(mask, extent, labels, options);
+  // LE and TM gather the Early statistics while they label, on the CPU too; every other case is
+  // measured after labeling.
+  const bool early = options.statistics_strategy == StatisticsStrategy::early &&
+                     (options.algorithm == Algorithm::le || options.algorithm == Algorithm::tm);
+  LabelResult result =
+      detail::label_on_cpu(mask, extent, labels, options, early ? &statistics : nullptr);
+  if (early) return result;
   detail::StepClock clock;
   statistics = measure(labels, extent, result.component_count, options.cpu_threads);
   result.timings.statistics_ms = clock.lap();

@@ -101,17 +101,6 @@ __device__ __forceinline__ void add_to_global(ComponentMoments& row, const Momen
   }
 }
 
-// Writes a complete row that no other thread block adds to: plain stores, no atomics.
-__device__ __forceinline__ void store_to_global(ComponentMoments& row, const Moments& m) {
-  row.count = m.count;
-  for (int a = 0; a < 3; ++a) row.sum[a] = m.sum[a];
-  for (int p = 0; p < 6; ++p) row.sum_products[p] = m.sum_products[p];
-  for (int a = 0; a < 3; ++a) {
-    row.min[a] = m.min[a];
-    row.max[a] = m.max[a];
-  }
-}
-
 // Adds to a 64-bit sum held as two 32-bit words in shared memory: the low word's old value
 // tells whether the addition carried into the high word.
 __device__ __forceinline__ void add_shared(std::uint32_t* low, std::uint32_t* high,
@@ -219,7 +208,7 @@ struct SharedMoments {
       }
       const Moments absolute = to_absolute(m, origin);
       if (store_contained && crossing[s] == 0) {
-        store_to_global(global[label[s] - 1], absolute);
+        store(global[label[s] - 1], absolute);  // a complete row no other thread block adds to
       } else {
         add_to_global(global[label[s] - 1], absolute);
       }

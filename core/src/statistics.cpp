@@ -131,7 +131,8 @@ StatisticsStrategy parse_statistics_strategy(const std::string& name) {
 bool supports(StatisticsStrategy strategy, Algorithm algorithm) {
   if (strategy == StatisticsStrategy::late) return true;
   return algorithm == Algorithm::buf || algorithm == Algorithm::buf_ic ||
-         algorithm == Algorithm::bke || algorithm == Algorithm::bke_ic;
+         algorithm == Algorithm::bke || algorithm == Algorithm::bke_ic ||
+         algorithm == Algorithm::le || algorithm == Algorithm::tm;
 }
 
 void validate_statistics(Extent3 extent) {

@@ -34,26 +34,27 @@ struct alignas(128) ComponentMoments {
 bool operator==(const ComponentMoments& a, const ComponentMoments& b);
 
 // StatisticsStrategy (types.h) says how the GPU gathers the moments (the CPU backend computes them
-// in one pass after labeling whatever the strategy; the integers, and so every derived value, are
-// the same bits):
+// in one pass after labeling, except LE's and TM's Early, which it gathers as the GPU does; the
+// integers, and so every derived value, are the same bits):
 // - late: after the labels are final, one pass over the label image (LE/TM paper Sec. III-D);
 //   runs of voxels along x are summed in registers, relative to the thread block's region,
 //   reduced across a warp with warp intrinsics and per region in shared memory; a label that
 //   leaves the region adds its sums to the table by atomics, one per moment, and the others are
 //   written with plain stores.
 // - fused: gathered while the labels are written (HA4 paper Alg. 6's idea): BUF, BUF-IC, BKE
-//   and BKE-IC sum each 2x2x2 (2x2) block in registers in their final labeling step, which
-//   saves reading the labels back.
-// - early: every union-find node (a 2x2x2 or 2x2 block of BUF and BKE) starts with the moments
-//   of its own voxels; once the equivalences are final, every node adds its moments to its
-//   root's, and the roots' moments are gathered in label order (LE/TM paper Sec. III-A..C). It
-//   needs 128 bytes per node (16 per voxel in 3D, 32 in 2D) and is refused with
-//   OutOfDeviceMemory when that does not fit.
+//   and BKE-IC sum each 2x2x2 (2x2) block in registers in their final labeling step, LE and TM
+//   each pixel, which saves reading the labels back.
+// - early: every union-find node (a 2x2x2 or 2x2 block of BUF and BKE, a pixel of LE and TM)
+//   starts with the moments of its own voxels; once the equivalences are final, every node adds
+//   its moments to its root's, and the roots' moments are gathered in label order (LE/TM paper
+//   Sec. III-A..C). It needs 128 bytes per node (16 per voxel in 3D, 32 per pixel for BUF and
+//   BKE, 128 per pixel for LE and TM) and is refused with OutOfDeviceMemory when that does not
+//   fit.
 
 std::string to_string(StatisticsStrategy strategy);                     // "late", "fused", "early"
 StatisticsStrategy parse_statistics_strategy(const std::string& name);  // throws InvalidArgument
 // Whether `strategy` exists for `algorithm` (resolved, not automatic): late for all, fused and
-// early for BUF, BUF-IC, BKE and BKE-IC.
+// early for BUF, BUF-IC, BKE, BKE-IC, LE and TM.
 bool supports(StatisticsStrategy strategy, Algorithm algorithm);
 
 // Index to physical space as ITK maps it: physical = origin + direction * (spacing .* index).

@@ -71,6 +71,30 @@ VOLCCL_HD void merge(Moments& into, const Moments& m) {
   }
 }
 
+// A record's moments, and moments written into a record field by field (its padding untouched):
+// the nodes of the Early statistics and the table rows.
+VOLCCL_HD Moments moments_of(const ComponentMoments& record) {
+  Moments m;
+  m.count = record.count;
+  for (int a = 0; a < 3; ++a) m.sum[a] = record.sum[a];
+  for (int p = 0; p < 6; ++p) m.sum_products[p] = record.sum_products[p];
+  for (int a = 0; a < 3; ++a) {
+    m.min[a] = record.min[a];
+    m.max[a] = record.max[a];
+  }
+  return m;
+}
+
+VOLCCL_HD void store(ComponentMoments& record, const Moments& m) {
+  record.count = m.count;
+  for (int a = 0; a < 3; ++a) record.sum[a] = m.sum[a];
+  for (int p = 0; p < 6; ++p) record.sum_products[p] = m.sum_products[p];
+  for (int a = 0; a < 3; ++a) {
+    record.min[a] = m.min[a];
+    record.max[a] = m.max[a];
+  }
+}
+
 // The CPU's accumulation into a table row, which no other thread writes at the same time.
 inline void merge(ComponentMoments& into, const Moments& m) {
   into.count += m.count;
