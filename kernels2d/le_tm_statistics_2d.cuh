@@ -15,7 +15,7 @@
 namespace volccl::detail {
 
 // A thread per pixel, every thread of the grid taking part (block_moments.cuh's visit): the
-// steps whose thread blocks gather their moments together.
+// steps whose warps or thread blocks work together.
 template <class Step>
 __global__ void visit_every_pixel(kernels2d::PixelGrid grid, std::uint32_t first_row, Step step) {
   kernels2d::Pixel pixel;
@@ -42,8 +42,8 @@ class PixelStatistics {
 
   // Early: every pixel's record, as the Prelabel kernel initializes the property arrays.
   template <class Run>
-  void initialize(const Run& run) {
-    if (early_) run(EarlyInitialize{mask_, nodes_.data()});
+  void initialize(const Run&) {
+    if (early_) visit_every(EarlyInitialize{mask_, nodes_.data()});
   }
 
   // Early, once every pixel holds its root: the records go to the roots (the Analysis of

@@ -6,6 +6,7 @@
 // buf_bke_steps.h. Internal; included only by .cu files.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -46,6 +47,45 @@ struct FusedFinalLabeling {
   }
 };
 
+// Early's initialization on the GPU: every thread's record (`m` for node `node` where `has`),
+// stored by its warp together. The 32 records go through shared memory so that each store
+// writes 512 contiguous bytes, as a warp's nodes are consecutive, and every 32-byte sector
+// whole, padding included: strided field-by-field stores, which leave the last sector partly
+// written, ran at a fifth of the memory's bandwidth (bench/NOTES.md). Every thread takes part.
+__device__ __forceinline__ void store_records(ComponentMoments* records, bool has,
+                                              std::uint32_t node, const Moments& m) {
+  static_assert(sizeof(ComponentMoments) == 128 && offsetof(ComponentMoments, sum) == 8 &&
+                    offsetof(ComponentMoments, sum_products) == 32 &&
+                    offsetof(ComponentMoments, min) == 80 && offsetof(ComponentMoments, max) == 92,
+                "the 16-byte parts below follow ComponentMoments' layout");
+  constexpr unsigned kParts = 8;  // 16-byte parts of a record
+  constexpr unsigned kWarps = 4;  // thread blocks of 128 threads, as kBlockSlots
+  // A padding part per record, so that the lanes' stores of their own records meet no bank
+  // conflicts.
+  __shared__ uint4 staging[kWarps][32][kParts + 1];
+  const auto pair = [](std::uint64_t a, std::uint64_t b) {
+    return make_uint4(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
+                      static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
+  };
+  const unsigned lane = thread_rank() & 31, warp = thread_rank() >> 5;
+  uint4* own = staging[warp][lane];
+  own[0] = pair(m.count, m.sum[0]);
+  own[1] = pair(m.sum[1], m.sum[2]);
+  for (int p = 0; p < 3; ++p) own[2 + p] = pair(m.sum_products[2 * p], m.sum_products[2 * p + 1]);
+  own[5] = make_uint4(m.min[0], m.min[1], m.min[2], m.max[0]);
+  own[6] = make_uint4(m.max[1], m.max[2], 0, 0);
+  own[7] = make_uint4(0, 0, 0, 0);
+  __syncwarp();
+  constexpr unsigned kPerStore = 32 / kParts;  // records per store of the warp: 512 bytes
+  for (unsigned k = 0; k < 32 / kPerStore; ++k) {
+    const unsigned record = kPerStore * k + lane / kParts, part = lane % kParts;
+    const std::uint32_t target = __shfl_sync(kFullWarp, node, record);
+    if (__shfl_sync(kFullWarp, has ? 1 : 0, record) != 0) {
+      reinterpret_cast<uint4*>(records + target)[part] = staging[warp][record][part];
+    }
+  }
+}
+
 // Once the equivalences are final (after the last compression, when every block's slot holds
 // its root's key), every node that is not a root adds its moments to its root's: the Analysis
 // step of Sec. III-A, in one pass since the forest is flat. Roots only receive, the others only
@@ -77,7 +117,8 @@ struct EarlyTransfer {
 };
 
 // What a for_each_block kernel does for one thread: the step on the thread's block when it lies
-// inside the grid; the fused final labeling and Early's transfer on every thread.
+// inside the grid; the fused final labeling and Early's initialization and transfer on every
+// thread.
 template <class Step, class Grid, class Block>
 __device__ __forceinline__ void visit(const Step& step, const Grid& grid, bool inside,
                                       const Block& block) {
@@ -94,6 +135,13 @@ template <class Grid, class Block>
 __device__ __forceinline__ void visit(const EarlyTransfer& step, const Grid& grid, bool inside,
                                       const Block& block) {
   step.every_thread(grid, inside, block);
+}
+
+template <class Grid, class Block>
+__device__ __forceinline__ void visit(const EarlyInitialize& step, const Grid& grid, bool inside,
+                                      const Block& block) {
+  store_records(step.nodes, inside, inside ? block_index(grid, block) : 0,
+                inside ? step.moments(grid, block) : no_moments());
 }
 
 // Wraps `launch` (a labeler's run: one for_each_block launch per step) for the statistics

@@ -24,6 +24,7 @@ VOLCCL_HD std::uint32_t node_slot(const Block& block) {
 
 // Every node starts with its own voxels' moments, as the Prelabel kernel initializes the
 // property arrays (Sec. III-A, Eq. 3); a node without voxels with none.
+// (The GPU stores a warp's records together: block_moments.cuh.)
 struct EarlyInitialize {
   const std::uint8_t* mask;
   ComponentMoments* nodes;
