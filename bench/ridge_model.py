@@ -5,7 +5,7 @@ of `volccl bench --connectivity 8 --datasets ridge --ridge-side N` at several si
     python3 bench/ridge_model.py --out OUT OUT/ridge_1024.csv OUT/ridge_2048.csv ...
 
 Writes to OUT:
-- ridge_families_N.png for the largest side N: one panel per family (Leveling, Scaling,
+- ridge_families_N.png for each of the two largest sides N: one panel per family (Leveling, Scaling,
   Subdivision, RandomInstancing, RandomMerging, Spiral), the median milliseconds of each
   algorithm against the member's free parameter x (the paper's Fig. 7-8);
 - ridge_model.png: per algorithm, the mean and the standard deviation over all family images of
@@ -147,7 +147,8 @@ def main():
     arguments = parser.parse_args()
     arguments.out.mkdir(parents=True, exist_ok=True)
     rows = read_rows(arguments.csv)
-    print(plot_families(rows, max(side_of(row) for row in rows), arguments.out))
+    for side in sorted({side_of(row) for row in rows})[-2:]:
+        print(plot_families(rows, side, arguments.out))
     images = len({(row["volume"]) for row in rows})
     table = model_tables(rows, arguments.out)
     text = (f"Ridge families, 8-connectivity: {images} images; per side the mean and standard "
