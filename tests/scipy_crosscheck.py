@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Cross-checks the volccl command line against scipy.ndimage.label: volumes at 6-, 18- and
-26-connectivity, 2D images at 4 and 8.
+26-connectivity, 2D images at 4 and 8, among them the LE/TM paper's Ridge family images.
 
 Writes random and structured binary masks as MetaImage (.mha) files, labels each with
 `volccl label IN.mha -o OUT.mha --device DEVICE --connectivity C --algorithm A` for every
@@ -156,6 +156,34 @@ def images(seed):
         yield name, granular(rng, shape, density, granularity)
 
 
+RIDGE_FAMILIES = ["leveling", "scaling", "subdivision", "random-instancing", "random-merging",
+                  "spiral"]
+
+
+def ridge_images(volccl, workdir, seed):
+    """(name, mask) pairs of the Ridge families at 256x256 (LE/TM paper Sec. IV-C), their first,
+    middle and last members, drawn by `volccl generate ridge` (level 3; the random families from
+    Subdivision member 2, with `seed`)."""
+    for family in RIDGE_FAMILIES:
+        extra = ["--subdivisions", "2", "--seed", str(seed % 2**31)] \
+            if family.startswith("random") else []
+        last, index = None, 0
+        while True:
+            path = workdir / f"ridge_{family}_{index}.mha"
+            command = [volccl, "generate", "ridge", "--family", family, "--index", str(index),
+                       "--size", "256", "-o", str(path)] + extra
+            run = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                                 check=True)
+            # "ridge FAMILY member I of 0..LAST: x = ..."
+            last = int(run.stdout.split(" of 0..")[1].split(":")[0])
+            mask, _ = read_mha(path)
+            yield f"ridge_{family}_{index}", mask.reshape(mask.shape[-2:]).astype(np.uint8)
+            following = [i for i in (last // 2, last) if i > index]
+            if not following:
+                break
+            index = following[0]
+
+
 def first_difference(expected, actual):
     index = int(np.flatnonzero(expected.ravel() != actual.ravel())[0])
     z, y, x = np.unravel_index(index, expected.shape)
@@ -225,6 +253,8 @@ def main():
                  for name, mask in masks(args.seed)]
         cases += [(name, mask, [c for c in args.connectivities if c in (4, 8)])
                   for name, mask in images(args.seed)]
+        cases += [(name, mask, [c for c in args.connectivities if c in (4, 8)])
+                  for name, mask in ridge_images(volccl, workdir, args.seed)]
         for name, mask, connectivities in cases:
             for connectivity in connectivities:
                 for algorithm in args.algorithms:
