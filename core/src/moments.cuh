@@ -112,21 +112,30 @@ __device__ __forceinline__ void add_shared(std::uint32_t* low, std::uint32_t* hi
   if (high_part != 0) atomicAdd(high, high_part);
 }
 
+// The high words of a table's 64-bit sums; none where every sum fits 32 bits.
+template <int kSlots, bool kNarrow>
+struct HighWords {
+  std::uint32_t high[9][kSlots];
+};
+
+template <int kSlots>
+struct HighWords<kSlots, true> {};
+
 // A thread block's moments by label, in shared memory: open addressing with linear probing
 // on the label's Fibonacci hash. A label that finds no free slot within kProbes goes straight to
 // the global table. kSlots is a power of two, about twice the labels a thread block expects.
-// The sums are relative to the thread block's origin. A label marked as crossing has voxels
-// outside the thread block's region; the others lie wholly inside it, and flush() may store
-// their rows without atomics.
-template <int kSlots>
-struct SharedMoments {
+// The sums are relative to the thread block's origin; kNarrow: every sum over the thread block
+// fits 32 bits, so one plain 32-bit atomic each and no high words. A label marked as crossing
+// has voxels outside the thread block's region; the others lie wholly inside it, and flush() may
+// store their rows without atomics.
+template <int kSlots, bool kNarrow = false>
+struct SharedMoments : HighWords<kSlots, kNarrow> {
   static constexpr int kProbes = 16;
   static_assert((kSlots & (kSlots - 1)) == 0, "kSlots must be a power of two");
 
   std::uint32_t label[kSlots];   // 0: free
   std::uint32_t count[kSlots];   // a thread block holds fewer than 2^32 voxels
   std::uint32_t low[9][kSlots];  // sums of x, y, z, then xx, yy, zz, xy, xz, yz: low words
-  std::uint32_t high[9][kSlots];
   std::uint32_t min[3][kSlots];
   std::uint32_t max[3][kSlots];
   std::uint32_t crossing[kSlots];
@@ -137,7 +146,10 @@ struct SharedMoments {
       label[s] = 0;
       count[s] = 0;
       crossing[s] = 0;
-      for (int f = 0; f < 9; ++f) low[f][s] = high[f][s] = 0;
+      for (int f = 0; f < 9; ++f) low[f][s] = 0;
+      if constexpr (!kNarrow) {
+        for (int f = 0; f < 9; ++f) this->high[f][s] = 0;
+      }
       for (int a = 0; a < 3; ++a) {
         min[a][s] = 0xFFFFFFFFu;
         max[a][s] = 0;
@@ -159,8 +171,7 @@ struct SharedMoments {
       const std::uint32_t held = atomicCAS(&label[s], 0u, key);
       if (held == 0 || held == key) {
         atomicAdd(&count[s], static_cast<std::uint32_t>(m.count));
-        for (int a = 0; a < 3; ++a) add_shared(&low[a][s], &high[a][s], m.sum[a]);
-        for (int p = 0; p < 6; ++p) add_shared(&low[3 + p][s], &high[3 + p][s], m.sum_products[p]);
+        for (int f = 0; f < 9; ++f) add_sum(f, s, f < 3 ? m.sum[f] : m.sum_products[f - 3]);
         for (int a = 0; a < 3; ++a) {
           atomicMin(&min[a][s], m.min[a]);
           atomicMax(&max[a][s], m.max[a]);
@@ -172,13 +183,23 @@ struct SharedMoments {
     add_to_global(global[key - 1], to_absolute(m, origin));
   }
 
+  __device__ void add_sum(int field, std::uint32_t s, std::uint64_t value) {
+    if constexpr (kNarrow) {
+      atomicAdd(&low[field][s], static_cast<std::uint32_t>(value));
+    } else {
+      add_shared(&low[field][s], &this->high[field][s], value);
+    }
+  }
+
   // After the adds (and a __syncthreads()): `key` was seen outside the region.
   __device__ void mark_crossing(std::uint32_t key) {
     std::uint32_t s = home(key);
     for (int probe = 0; probe < kProbes; ++probe) {
       const std::uint32_t held = label[s];
       if (held == key) {
-        atomicOr(&crossing[s], 1u);
+        // Read first: a label along the whole shell would otherwise serialize thousands of
+        // atomics on one word.
+        if (crossing[s] == 0) atomicOr(&crossing[s], 1u);
         return;
       }
       if (held == 0) return;  // not in the table: it went to the global table directly
@@ -195,7 +216,8 @@ struct SharedMoments {
       Moments m;
       m.count = count[s];
       for (int f = 0; f < 9; ++f) {
-        const std::uint64_t value = std::uint64_t{high[f][s]} << 32 | low[f][s];
+        std::uint64_t value = low[f][s];
+        if constexpr (!kNarrow) value |= std::uint64_t{this->high[f][s]} << 32;
         if (f < 3) {
           m.sum[f] = value;
         } else {

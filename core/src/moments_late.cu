@@ -1,12 +1,13 @@
 // The GPU's Late statistics (LE/TM paper Sec. III-D): one pass over a finished label image.
 // A thread block takes a region of 64 x 16 x 8 voxels (64 x 128 pixels in an image) in four
-// passes of a 32 x 64-row tile; each lane takes 8 voxels of one row, splits them into runs and
-// sums the runs of each label in closed form, relative to the region's origin; in every round
-// each lane offers the sums of its next label, lanes of the same label reduce theirs with warp
-// intrinsics and the region gathers them by label in shared memory (moments.cuh). Then the thread
-// block reads the one-voxel shell around its region: a label seen there crosses the region and its
-// sums go to the global table by atomics (one per moment); every other label lies wholly inside,
-// and its row is written with plain stores. Random volumes are mostly components of a few voxels,
+// passes of a 32 x 64-row tile; each lane takes 8 voxels of one row. In every round each lane
+// offers its voxels of its next label, summed relative to its warp's 32 x 8 rectangle and packed
+// into three words (PackedWarpSums); lanes of the same label reduce them with four warp
+// intrinsics, and the group's leader adds them, relative to the region's origin, to the region's
+// table of 32-bit sums in shared memory (moments.cuh). Then the thread block reads the one-voxel
+// shell around its region: a label seen there crosses the region and its sums go to the global
+// table by atomics (one per moment); every other label lies wholly inside, and its row is written
+// with plain stores. Random volumes are mostly components of a few voxels,
 // and atomics on the 16 moments of millions of rows cost several times the labeling
 // (bench/NOTES.md); a component crossing many regions costs one atomic per moment and region. Also
 // the device table of moments (volccl::cuda::DeviceMoments).
@@ -39,7 +40,7 @@ constexpr int kRegionWidth = 2 * kTileWidth;
 // A region holds 8192 voxels: rarely more than 256 labels, even in random volumes. Relative
 // to its origin, every sum over it fits 32 bits (at most 8192 * 127^2 for an image's y^2).
 constexpr int kSlots = 512;
-using RegionMoments = SharedMoments<kSlots>;
+using RegionMoments = SharedMoments<kSlots, true>;
 
 struct RegionGrid {
   std::uint32_t nx, ny, nz;
@@ -77,6 +78,62 @@ __device__ __forceinline__ std::uint32_t pick(const std::uint32_t (&values)[kVox
   return value;
 }
 
+// A warp covers 32 x 8 voxels of a tile: x from its lanes' columns, y from its lanes' rows
+// (lane / 4), z constant. Summed relative to that 32 x 8 rectangle, a label's moments over the
+// warp in one round (at most 256 voxels) pack into three 32-bit words, whose fields cannot carry
+// into each other: count < 2^9, sum x < 2^13, sum y < 2^11, sum xx < 2^18, sum yy < 2^14,
+// sum xy < 2^16; the z moments follow from the count and the x and y sums.
+struct PackedWarpSums {
+  std::uint32_t xx_yy;       // sum xx | sum yy << 18
+  std::uint32_t x_xy;        // sum x | sum xy << 13
+  std::uint32_t count_y;     // count | sum y << 9
+  std::uint32_t x_occupied;  // bit x: a voxel at x, for the bounding box
+};
+
+// The sums of the voxels `mask` (bit i: the lane's voxel i) of a lane whose first voxel is at
+// (x, y) in the warp's rectangle. With i = b0 + 2 b1 + 4 b2, sum i and sum i^2 are popcounts.
+__device__ __forceinline__ PackedWarpSums lane_sums(std::uint32_t mask, std::uint32_t x,
+                                                    std::uint32_t y) {
+  const std::uint32_t n = __popc(mask);
+  const std::uint32_t bit0 = __popc(mask & 0xAAu), bit1 = __popc(mask & 0xCCu),
+                      bit2 = __popc(mask & 0xF0u);
+  const std::uint32_t sum_i = bit0 + 2 * bit1 + 4 * bit2;
+  const std::uint32_t sum_ii = bit0 + 4 * bit1 + 16 * bit2 + 4 * __popc(mask & 0x88u) +
+                               8 * __popc(mask & 0xA0u) + 16 * __popc(mask & 0xC0u);
+  const std::uint32_t sum_x = n * x + sum_i;
+  const std::uint32_t sum_xx = n * x * x + 2 * x * sum_i + sum_ii;
+  return {sum_xx | (n * y * y) << 18, sum_x | (sum_x * y) << 13, n | (n * y) << 9, mask << x};
+}
+
+// A group's packed sums, relative to the warp's rectangle at `corner` of the region, as
+// moments relative to the region: every sum over the region fits 32 bits, so 32-bit
+// arithmetic is exact. `group`: the lanes of the label, whose rows give the y bounds.
+__device__ __forceinline__ Moments region_moments(const PackedWarpSums& sums, unsigned group,
+                                                  std::uint32_t ox, std::uint32_t oy,
+                                                  std::uint32_t oz) {
+  const std::uint32_t n = sums.count_y & 0x1FFu, sum_y = sums.count_y >> 9;
+  const std::uint32_t sum_x = sums.x_xy & 0x1FFFu, sum_xy = sums.x_xy >> 13;
+  const std::uint32_t sum_xx = sums.xx_yy & 0x3FFFFu, sum_yy = sums.xx_yy >> 18;
+  const std::uint32_t x = sum_x + n * ox, y = sum_y + n * oy;
+  Moments m;
+  m.count = n;
+  m.sum[0] = x;
+  m.sum[1] = y;
+  m.sum[2] = n * oz;
+  m.sum_products[0] = sum_xx + 2 * ox * sum_x + n * ox * ox;
+  m.sum_products[1] = sum_yy + 2 * oy * sum_y + n * oy * oy;
+  m.sum_products[2] = n * oz * oz;
+  m.sum_products[3] = sum_xy + oy * sum_x + ox * sum_y + n * ox * oy;
+  m.sum_products[4] = oz * x;
+  m.sum_products[5] = oz * y;
+  m.min[0] = ox + __ffs(static_cast<int>(sums.x_occupied)) - 1;
+  m.max[0] = ox + 31 - __clz(static_cast<int>(sums.x_occupied));
+  m.min[1] = oy + (__ffs(static_cast<int>(group)) - 1) / kLanesPerRow;
+  m.max[1] = oy + (31 - __clz(static_cast<int>(group))) / kLanesPerRow;
+  m.min[2] = m.max[2] = oz;
+  return m;
+}
+
 // One lane's 8 voxels of one tile, offered label by label to the region's table; (x0, y, z) is
 // the lane's first voxel relative to the region's origin.
 __device__ __forceinline__ void accumulate_lane(const std::uint32_t* labels, const RegionGrid& grid,
@@ -86,7 +143,7 @@ __device__ __forceinline__ void accumulate_lane(const std::uint32_t* labels, con
                                                 std::uint32_t* largest_unknown_label,
                                                 RegionMoments& region, ComponentMoments* table) {
   std::uint32_t voxels[kVoxelsPerLane];
-  std::uint32_t foreground = 0, starts = 0;
+  std::uint32_t left = 0;  // the voxels not yet offered
   const std::uint64_t x_begin = origin.x + x0;
   const bool row_exists = origin.y + y < grid.ny && origin.z + z < grid.nz;
   const std::uint64_t row_start = ((origin.z + z) * grid.ny + origin.y + y) * grid.nx;
@@ -97,29 +154,30 @@ __device__ __forceinline__ void accumulate_lane(const std::uint32_t* labels, con
       if (largest_unknown_label != nullptr) atomicMax(largest_unknown_label, voxels[i]);
       voxels[i] = 0;
     }
-    if (voxels[i] != 0) {
-      foreground |= 1u << i;
-      if (i == 0 || voxels[i] != voxels[i - 1]) starts |= 1u << i;
-    }
+    if (voxels[i] != 0) left |= 1u << i;
   }
-  // Bits where a run ends before: a new run, background, or past the lane's voxels.
-  const std::uint32_t stops = starts | (~foreground & 0xFFu) | (1u << kVoxelsPerLane);
-  while (__any_sync(kFullWarp, starts != 0)) {
-    const bool has = starts != 0;
-    std::uint32_t label = 0;
-    Moments m = no_moments();
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint32_t x_in_warp = (lane % kLanesPerRow) * kVoxelsPerLane;
+  const std::uint32_t y_in_warp = lane / kLanesPerRow;
+  while (__any_sync(kFullWarp, left != 0)) {
+    const bool has = left != 0;
+    std::uint32_t label = 0, mask = 0;
     if (has) {
-      label = pick(voxels, __ffs(static_cast<int>(starts)) - 1);
-      // Every run of that label among the lane's voxels: one round for all of them.
-      for (std::uint32_t left = starts; left != 0; left &= left - 1) {
-        const int first = __ffs(static_cast<int>(left)) - 1;
-        if (pick(voxels, first) != label) continue;
-        const int end = __ffs(static_cast<int>(stops & ~((2u << first) - 1u))) - 1;
-        merge(m, run_moments(x0 + first, end - first, y, z));
-        starts &= ~(1u << first);
-      }
+      label = pick(voxels, __ffs(static_cast<int>(left)) - 1);
+#pragma unroll
+      for (int i = 0; i < kVoxelsPerLane; ++i) mask |= (voxels[i] == label ? 1u : 0u) << i;
+      left &= ~mask;
     }
-    if (reduce_by_label<true>(has, label, m)) region.add(label, m, origin, table);
+    const unsigned group = __match_any_sync(kFullWarp, label);
+    PackedWarpSums sums = lane_sums(mask, x_in_warp, y_in_warp);
+    sums.xx_yy = __reduce_add_sync(group, sums.xx_yy);
+    sums.x_xy = __reduce_add_sync(group, sums.x_xy);
+    sums.count_y = __reduce_add_sync(group, sums.count_y);
+    sums.x_occupied = __reduce_or_sync(group, sums.x_occupied);
+    if (has && lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1)) {
+      region.add(label, region_moments(sums, group, x0 - x_in_warp, y - y_in_warp, z), origin,
+                 table);
+    }
   }
 }
 
