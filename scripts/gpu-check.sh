@@ -44,10 +44,13 @@ step "ITK oracle and real volumes" env VOLCCL_DATA="$PWD/.device/data" \
 step "command line against scipy.ndimage.label" \
   python3 tests/scipy_crosscheck.py --volccl "$bin/volccl" --device cuda
 cli_cases() {
-  local case status=0
+  local case status=0 case_status
   for case in $(python3 tests/cli/test_cli.py --list); do
+    case_status=0
     python3 tests/cli/test_cli.py --volccl "$bin/volccl" --sample data/samples/brain_t1.nii.gz \
-      "$case" || status=1
+      "$case" || case_status=$?
+    # 77: skipped with its reason (vtk_scene where the machine has no VTK for Python)
+    [ "$case_status" -eq 0 ] || [ "$case_status" -eq 77 ] || status=1
   done
   return $status
 }
