@@ -61,21 +61,6 @@ class HostPixelStatistics {
         count * sizeof(ComponentMoments), std::align_val_t{alignof(ComponentMoments)})));
   }
 
-  static void add_atomically(ComponentMoments& root, const Moments& m) {
-    __atomic_fetch_add(&root.count, m.count, __ATOMIC_RELAXED);
-    for (int a = 0; a < 3; ++a) __atomic_fetch_add(&root.sum[a], m.sum[a], __ATOMIC_RELAXED);
-    for (int p = 0; p < 6; ++p) {
-      __atomic_fetch_add(&root.sum_products[p], m.sum_products[p], __ATOMIC_RELAXED);
-    }
-    for (int a = 0; a < 3; ++a) {
-      atomic_min(&root.min[a], m.min[a]);
-      std::uint32_t old = __atomic_load_n(&root.max[a], __ATOMIC_RELAXED);
-      while (m.max[a] > old && !__atomic_compare_exchange_n(&root.max[a], &old, m.max[a], true,
-                                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-      }
-    }
-  }
-
   // Every pixel that is not a root adds its record to its root's (the Analysis of Sec. III-A,
   // in one pass since every pixel holds its root). Roots only receive and the others only
   // give, so no record is read while it changes. A row's pixels of one root are summed before

@@ -88,19 +88,6 @@ __device__ __forceinline__ bool reduce_by_label(bool has, std::uint32_t label, M
   return has && lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1);
 }
 
-__device__ __forceinline__ void add_to_global(ComponentMoments& row, const Moments& m) {
-  using Word = unsigned long long;
-  atomicAdd(reinterpret_cast<Word*>(&row.count), static_cast<Word>(m.count));
-  for (int a = 0; a < 3; ++a) atomicAdd(reinterpret_cast<Word*>(&row.sum[a]), Word{m.sum[a]});
-  for (int p = 0; p < 6; ++p) {
-    atomicAdd(reinterpret_cast<Word*>(&row.sum_products[p]), Word{m.sum_products[p]});
-  }
-  for (int a = 0; a < 3; ++a) {
-    atomicMin(&row.min[a], m.min[a]);
-    atomicMax(&row.max[a], m.max[a]);
-  }
-}
-
 // Adds to a 64-bit sum held as two 32-bit words in shared memory: the low word's old value
 // tells whether the addition carried into the high word.
 __device__ __forceinline__ void add_shared(std::uint32_t* low, std::uint32_t* high,
@@ -180,7 +167,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
       }
       s = (s + 1) & (kSlots - 1);
     }
-    add_to_global(global[key - 1], to_absolute(m, origin));
+    add_atomically(global[key - 1], to_absolute(m, origin));
   }
 
   __device__ void add_sum(int field, std::uint32_t s, std::uint64_t value) {
@@ -232,7 +219,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
       if (store_contained && crossing[s] == 0) {
         store(global[label[s] - 1], absolute);  // a complete row no other thread block adds to
       } else {
-        add_to_global(global[label[s] - 1], absolute);
+        add_atomically(global[label[s] - 1], absolute);
       }
     }
   }

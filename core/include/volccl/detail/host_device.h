@@ -58,6 +58,25 @@ VOLCCL_HD std::uint32_t atomic_min(std::uint32_t* address, std::uint32_t value) 
 #endif
 }
 
+VOLCCL_HD void atomic_max(std::uint32_t* address, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(address, value);
+#else
+  std::uint32_t old = __atomic_load_n(address, __ATOMIC_RELAXED);
+  while (value > old && !__atomic_compare_exchange_n(address, &old, value, true, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
+VOLCCL_HD void atomic_add(std::uint64_t* address, std::uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicAdd(reinterpret_cast<unsigned long long*>(address), value);
+#else
+  __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+#endif
+}
+
 VOLCCL_HD void atomic_or(std::uint32_t* address, std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   atomicOr(address, bits);

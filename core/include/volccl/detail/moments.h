@@ -95,6 +95,17 @@ VOLCCL_HD void store(ComponentMoments& record, const Moments& m) {
   }
 }
 
+// Accumulation into a row that other threads add to at the same time: one atomic per moment.
+VOLCCL_HD void add_atomically(ComponentMoments& row, const Moments& m) {
+  atomic_add(&row.count, m.count);
+  for (int a = 0; a < 3; ++a) atomic_add(&row.sum[a], m.sum[a]);
+  for (int p = 0; p < 6; ++p) atomic_add(&row.sum_products[p], m.sum_products[p]);
+  for (int a = 0; a < 3; ++a) {
+    atomic_min(&row.min[a], m.min[a]);
+    atomic_max(&row.max[a], m.max[a]);
+  }
+}
+
 // The CPU's accumulation into a table row, which no other thread writes at the same time.
 inline void merge(ComponentMoments& into, const Moments& m) {
   into.count += m.count;
