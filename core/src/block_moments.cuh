@@ -54,31 +54,16 @@ struct FusedFinalLabeling {
 // written, ran at a fifth of the memory's bandwidth (bench/NOTES.md). Every thread takes part.
 __device__ __forceinline__ void store_records(ComponentMoments* records, bool has,
                                               std::uint32_t node, const Moments& m) {
-  static_assert(sizeof(ComponentMoments) == 128 && offsetof(ComponentMoments, sum) == 8 &&
-                    offsetof(ComponentMoments, sum_products) == 32 &&
-                    offsetof(ComponentMoments, min) == 80 && offsetof(ComponentMoments, max) == 92,
-                "the 16-byte parts below follow ComponentMoments' layout");
-  constexpr unsigned kParts = 8;  // 16-byte parts of a record
   constexpr unsigned kWarps = 4;  // thread blocks of 128 threads, as kBlockSlots
   // A padding part per record, so that the lanes' stores of their own records meet no bank
   // conflicts.
-  __shared__ uint4 staging[kWarps][32][kParts + 1];
-  const auto pair = [](std::uint64_t a, std::uint64_t b) {
-    return make_uint4(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
-                      static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
-  };
+  __shared__ uint4 staging[kWarps][32][kRowParts + 1];
   const unsigned lane = thread_rank() & 31, warp = thread_rank() >> 5;
-  uint4* own = staging[warp][lane];
-  own[0] = pair(m.count, m.sum[0]);
-  own[1] = pair(m.sum[1], m.sum[2]);
-  for (int p = 0; p < 3; ++p) own[2 + p] = pair(m.sum_products[2 * p], m.sum_products[2 * p + 1]);
-  own[5] = make_uint4(m.min[0], m.min[1], m.min[2], m.max[0]);
-  own[6] = make_uint4(m.max[1], m.max[2], 0, 0);
-  own[7] = make_uint4(0, 0, 0, 0);
+  row_parts(m, staging[warp][lane]);
   __syncwarp();
-  constexpr unsigned kPerStore = 32 / kParts;  // records per store of the warp: 512 bytes
+  constexpr unsigned kPerStore = 32 / kRowParts;  // records per store of the warp: 512 bytes
   for (unsigned k = 0; k < 32 / kPerStore; ++k) {
-    const unsigned record = kPerStore * k + lane / kParts, part = lane % kParts;
+    const unsigned record = kPerStore * k + lane / kRowParts, part = lane % kRowParts;
     const std::uint32_t target = __shfl_sync(kFullWarp, node, record);
     if (__shfl_sync(kFullWarp, has ? 1 : 0, record) != 0) {
       reinterpret_cast<uint4*>(records + target)[part] = staging[warp][record][part];

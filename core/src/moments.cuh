@@ -13,6 +13,7 @@
 // files.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "volccl/detail/moments.h"
@@ -29,6 +30,35 @@ __device__ __forceinline__ unsigned thread_rank() {
 }
 
 __device__ __forceinline__ unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
+
+// A row of the table as its 16-byte parts in ComponentMoments' layout, padding (zero) included.
+// Stores of whole parts fill whole 32-byte sectors; field-by-field stores leave a row's last
+// sector partly written, and ran at a fifth of the memory's bandwidth (bench/NOTES.md).
+constexpr unsigned kRowParts = 8;
+__device__ __forceinline__ void row_parts(const Moments& m, uint4* parts) {
+  static_assert(sizeof(ComponentMoments) == 16 * kRowParts &&
+                    offsetof(ComponentMoments, sum) == 8 &&
+                    offsetof(ComponentMoments, sum_products) == 32 &&
+                    offsetof(ComponentMoments, min) == 80 && offsetof(ComponentMoments, max) == 92,
+                "the 16-byte parts below follow ComponentMoments' layout");
+  const auto pair = [](std::uint64_t a, std::uint64_t b) {
+    return make_uint4(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
+                      static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32));
+  };
+  parts[0] = pair(m.count, m.sum[0]);
+  parts[1] = pair(m.sum[1], m.sum[2]);
+  for (int p = 0; p < 3; ++p) parts[2 + p] = pair(m.sum_products[2 * p], m.sum_products[2 * p + 1]);
+  parts[5] = make_uint4(m.min[0], m.min[1], m.min[2], m.max[0]);
+  parts[6] = make_uint4(m.max[1], m.max[2], 0, 0);
+  parts[7] = make_uint4(0, 0, 0, 0);
+}
+
+// A complete row that no other thread adds to.
+__device__ __forceinline__ void store_row(ComponentMoments* row, const Moments& m) {
+  uint4 parts[kRowParts];
+  row_parts(m, parts);
+  for (unsigned p = 0; p < kRowParts; ++p) reinterpret_cast<uint4*>(row)[p] = parts[p];
+}
 
 // Moments relative to `origin` (moments.h) from absolute ones (or the reverse with to_absolute):
 // with s = sum of x, sum (x - o)^2 = sum x^2 - 2 o s + n o^2, and so on; the unsigned arithmetic
@@ -108,13 +138,27 @@ struct HighWords {
 template <int kSlots>
 struct HighWords<kSlots, true> {};
 
+// The box of voxels a thread block measures, [begin, end) per axis, and the volume's extent.
+// A component with voxels both inside and outside the box has, inside, a voxel next to one
+// outside: on a face of the box that another box shares. So a label whose bounding box within
+// the box keeps off every such face lies wholly inside, and its row is complete.
+struct RegionBox {
+  std::uint32_t begin[3], end[3], extent[3];
+
+  __device__ bool holds_whole(const Moments& absolute) const {
+    for (int a = 0; a < 3; ++a) {
+      if (begin[a] > 0 && absolute.min[a] == begin[a]) return false;
+      if (end[a] < extent[a] && absolute.max[a] + 1 == end[a]) return false;
+    }
+    return true;
+  }
+};
+
 // A thread block's moments by label, in shared memory: open addressing with linear probing
 // on the label's Fibonacci hash. A label that finds no free slot within kProbes goes straight to
 // the global table. kSlots is a power of two, about twice the labels a thread block expects.
 // The sums are relative to the thread block's origin; kNarrow: every sum over the thread block
-// fits 32 bits, so one plain 32-bit atomic each and no high words. A label marked as crossing
-// has voxels outside the thread block's region; the others lie wholly inside it, and flush() may
-// store their rows without atomics.
+// fits 32 bits, so one plain 32-bit atomic each and no high words.
 template <int kSlots, bool kNarrow = false>
 struct SharedMoments : HighWords<kSlots, kNarrow> {
   static constexpr int kProbes = 16;
@@ -125,14 +169,12 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
   std::uint32_t low[9][kSlots];  // sums of x, y, z, then xx, yy, zz, xy, xz, yz: low words
   std::uint32_t min[3][kSlots];
   std::uint32_t max[3][kSlots];
-  std::uint32_t crossing[kSlots];
 
   // By every thread of the block; __syncthreads() follows.
   __device__ void clear() {
     for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
       label[s] = 0;
       count[s] = 0;
-      crossing[s] = 0;
       for (int f = 0; f < 9; ++f) low[f][s] = 0;
       if constexpr (!kNarrow) {
         for (int f = 0; f < 9; ++f) this->high[f][s] = 0;
@@ -178,26 +220,10 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
     }
   }
 
-  // After the adds (and a __syncthreads()): `key` was seen outside the region.
-  __device__ void mark_crossing(std::uint32_t key) {
-    std::uint32_t s = home(key);
-    for (int probe = 0; probe < kProbes; ++probe) {
-      const std::uint32_t held = label[s];
-      if (held == key) {
-        // Read first: a label along the whole shell would otherwise serialize thousands of
-        // atomics on one word.
-        if (crossing[s] == 0) atomicOr(&crossing[s], 1u);
-        return;
-      }
-      if (held == 0) return;  // not in the table: it went to the global table directly
-      s = (s + 1) & (kSlots - 1);
-    }
-  }
-
-  // By every thread of the block after a __syncthreads(). With `store_contained`, rows not
-  // marked crossing are stored without atomics (the caller has marked every crossing label).
+  // By every thread of the block after a __syncthreads(). With a `box` (the region whose every
+  // voxel was added), the rows of labels that lie wholly in it are stored without atomics.
   __device__ void flush(ComponentMoments* global, const Origin& origin,
-                        bool store_contained) const {
+                        const RegionBox* box) const {
     for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
       if (label[s] == 0) continue;
       Moments m;
@@ -216,8 +242,8 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
         m.max[a] = max[a][s];
       }
       const Moments absolute = to_absolute(m, origin);
-      if (store_contained && crossing[s] == 0) {
-        store(global[label[s] - 1], absolute);  // a complete row no other thread block adds to
+      if (box != nullptr && box->holds_whole(absolute)) {
+        store_row(global + label[s] - 1, absolute);
       } else {
         add_atomically(global[label[s] - 1], absolute);
       }
@@ -235,7 +261,7 @@ __device__ void gather_one_label_per_thread(SharedMoments<kSlots>& shared, std::
                                             ComponentMoments* table) {
   if (reduce_by_label<kSmall>(label != 0, label, m)) shared.add(label, m, origin, table);
   __syncthreads();
-  shared.flush(table, origin, false);
+  shared.flush(table, origin, nullptr);
 }
 
 }  // namespace volccl::detail

@@ -4,13 +4,14 @@
 // offers its voxels of its next label, summed relative to its warp's 32 x 8 rectangle and packed
 // into three words (PackedWarpSums); lanes of the same label reduce them with four warp
 // intrinsics, and the group's leader adds them, relative to the region's origin, to the region's
-// table of 32-bit sums in shared memory (moments.cuh). Then the thread block reads the one-voxel
-// shell around its region: a label seen there crosses the region and its sums go to the global
-// table by atomics (one per moment); every other label lies wholly inside, and its row is written
-// with plain stores. Random volumes are mostly components of a few voxels,
-// and atomics on the 16 moments of millions of rows cost several times the labeling
-// (bench/NOTES.md); a component crossing many regions costs one atomic per moment and region. Also
-// the device table of moments (volccl::cuda::DeviceMoments).
+// table of 32-bit sums in shared memory (moments.cuh). A label whose bounding box in the region
+// touches a face shared with another region may cross it, and its sums go to the global table
+// by atomics (one per moment); every other label lies wholly inside, and its row is written with
+// plain stores. Random volumes are mostly components of a few voxels, and atomics on the 16
+// moments of millions of rows cost several times the labeling (bench/NOTES.md); a component
+// crossing many regions costs one atomic per moment and region. The bounding box decides
+// without reading beyond the region, where reading its one-voxel shell did (NOTES S-4). Also the
+// device table of moments (volccl::cuda::DeviceMoments).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -41,6 +42,7 @@ constexpr int kRegionWidth = 2 * kTileWidth;
 // to its origin, every sum over it fits 32 bits (at most 8192 * 127^2 for an image's y^2).
 constexpr int kSlots = 512;
 using RegionMoments = SharedMoments<kSlots, true>;
+static_assert(sizeof(RegionMoments) <= 48 * 1024, "more shared memory than a launch gets unasked");
 
 struct RegionGrid {
   std::uint32_t nx, ny, nz;
@@ -134,24 +136,61 @@ __device__ __forceinline__ Moments region_moments(const PackedWarpSums& sums, un
   return m;
 }
 
-// One lane's 8 voxels of one tile, offered label by label to the region's table; (x0, y, z) is
-// the lane's first voxel relative to the region's origin.
-__device__ __forceinline__ void accumulate_lane(const std::uint32_t* labels, const RegionGrid& grid,
-                                                const Origin& origin, std::uint32_t x0,
-                                                std::uint32_t y, std::uint32_t z,
-                                                std::uint32_t count,
-                                                std::uint32_t* largest_unknown_label,
-                                                RegionMoments& region, ComponentMoments* table) {
-  std::uint32_t voxels[kVoxelsPerLane];
-  std::uint32_t left = 0;  // the voxels not yet offered
-  const std::uint64_t x_begin = origin.x + x0;
-  const bool row_exists = origin.y + y < grid.ny && origin.z + z < grid.nz;
-  const std::uint64_t row_start = ((origin.z + z) * grid.ny + origin.y + y) * grid.nx;
+// What the pass reads. With the labeler's mask, a lane whose 8 voxels are background skips
+// their 32 bytes of labels: most of a sparse volume's. `whole_rows_aligned`: nx is a multiple
+// of 8 and the pointers of 16 and 8 bytes, so a lane's 8 voxels inside the volume take two
+// 16-byte loads and its mask one 8-byte load.
+struct LateInput {
+  const std::uint32_t* labels;
+  const std::uint8_t* mask;  // null: labels alone (volccl::cuda::measure)
+  bool whole_rows_aligned;
+  std::uint32_t count;                   // labels above it are not rows of the table
+  std::uint32_t* largest_unknown_label;  // may be null
+};
+
+__device__ __forceinline__ void load_lane(const LateInput& input, const RegionGrid& grid,
+                                          std::uint64_t row_start, std::uint64_t x_begin,
+                                          bool row_exists,
+                                          std::uint32_t (&voxels)[kVoxelsPerLane]) {
+  const std::uint64_t first = row_start + x_begin;
+  if (input.whole_rows_aligned && row_exists && x_begin + kVoxelsPerLane <= grid.nx) {
+    if (input.mask != nullptr) {
+      const uint2 foreground = *reinterpret_cast<const uint2*>(input.mask + first);
+      if ((foreground.x | foreground.y) == 0) {
+#pragma unroll
+        for (int i = 0; i < kVoxelsPerLane; ++i) voxels[i] = 0;
+        return;
+      }
+    }
+    const uint4 low = *reinterpret_cast<const uint4*>(input.labels + first);
+    const uint4 high = *reinterpret_cast<const uint4*>(input.labels + first + 4);
+    voxels[0] = low.x, voxels[1] = low.y, voxels[2] = low.z, voxels[3] = low.w;
+    voxels[4] = high.x, voxels[5] = high.y, voxels[6] = high.z, voxels[7] = high.w;
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kVoxelsPerLane; ++i) {
-    voxels[i] = row_exists && x_begin + i < grid.nx ? labels[row_start + x_begin + i] : 0;
-    if (voxels[i] > count) {  // not a row of the table: left out, and reported if asked
-      if (largest_unknown_label != nullptr) atomicMax(largest_unknown_label, voxels[i]);
+    voxels[i] = row_exists && x_begin + i < grid.nx ? input.labels[first + i] : 0;
+  }
+}
+
+// One lane's 8 voxels of one tile, offered label by label to the region's table; (x0, y, z) is
+// the lane's first voxel relative to the region's origin.
+__device__ __forceinline__ void accumulate_lane(const LateInput& input, const RegionGrid& grid,
+                                                const Origin& origin, std::uint32_t x0,
+                                                std::uint32_t y, std::uint32_t z,
+                                                RegionMoments& region, ComponentMoments* table) {
+  std::uint32_t voxels[kVoxelsPerLane];
+  const bool row_exists = origin.y + y < grid.ny && origin.z + z < grid.nz;
+  load_lane(input, grid, ((origin.z + z) * grid.ny + origin.y + y) * grid.nx, origin.x + x0,
+            row_exists, voxels);
+  std::uint32_t left = 0;  // the voxels not yet offered
+#pragma unroll
+  for (int i = 0; i < kVoxelsPerLane; ++i) {
+    if (voxels[i] > input.count) {  // not a row of the table: left out, and reported if asked
+      if (input.largest_unknown_label != nullptr) {
+        atomicMax(input.largest_unknown_label, voxels[i]);
+      }
       voxels[i] = 0;
     }
     if (voxels[i] != 0) left |= 1u << i;
@@ -181,23 +220,8 @@ __device__ __forceinline__ void accumulate_lane(const std::uint32_t* labels, con
   }
 }
 
-// Marks the labels of the voxels of one face of the region's shell, a rectangle of nu x nv
-// voxels from `first`, `u_step` and `v_step` apart.
-__device__ __forceinline__ void mark_face(const std::uint32_t* labels, std::uint64_t first,
-                                          std::uint32_t nu, std::uint32_t nv, std::uint64_t u_step,
-                                          std::uint64_t v_step, std::uint32_t count,
-                                          RegionMoments& region) {
-  const std::uint32_t voxels = nu * nv;
-  for (std::uint32_t i = threadIdx.x; i < voxels; i += kThreads) {
-    const std::uint32_t v = i / nu;
-    const std::uint32_t label = labels[first + (i - v * nu) * u_step + v * v_step];
-    if (label != 0 && label <= count) region.mark_crossing(label);
-  }
-}
-
 __global__ void __launch_bounds__(kThreads)
-    accumulate_moments(const std::uint32_t* labels, RegionGrid grid, ComponentMoments* table,
-                       std::uint32_t count, std::uint32_t* largest_unknown_label) {
+    accumulate_moments(LateInput input, RegionGrid grid, ComponentMoments* table) {
   extern __shared__ unsigned char shared_bytes[];
   RegionMoments& region = *reinterpret_cast<RegionMoments*>(shared_bytes);
   region.clear();
@@ -217,38 +241,16 @@ __global__ void __launch_bounds__(kThreads)
     const std::uint32_t z = row_in_tile >> grid.log2_tile_height;
     const std::uint32_t x0 =
         (pass & 1) * kTileWidth + (threadIdx.x % kLanesPerRow) * kVoxelsPerLane;
-    accumulate_lane(labels, grid, origin, x0, y, z, count, largest_unknown_label, region, table);
+    accumulate_lane(input, grid, origin, x0, y, z, region, table);
   }
   __syncthreads();
 
-  // The shell: the faces beyond the region's ends along z, then y, then x, each including the
-  // edges and corners the ones before it left out.
-  const std::uint32_t x_end = min(x_begin + kRegionWidth, grid.nx);
-  const std::uint32_t y_end = min(y_begin + grid.region_height, grid.ny);
-  const std::uint32_t z_end = min(z_begin + grid.region_depth, grid.nz);
-  const std::uint32_t x_low = x_begin > 0 ? x_begin - 1 : 0;
-  const std::uint32_t x_high = min(x_end + 1, grid.nx);
-  const std::uint32_t y_low = y_begin > 0 ? y_begin - 1 : 0;
-  const std::uint32_t y_high = min(y_end + 1, grid.ny);
-  const std::uint64_t row = grid.nx;
-  const std::uint64_t slice = std::uint64_t{grid.nx} * grid.ny;
-  for (const std::uint32_t z : {z_begin - 1, z_end}) {
-    if (z >= grid.nz) continue;  // z_begin - 1 wraps around at 0
-    mark_face(labels, z * slice + y_low * row + x_low, x_high - x_low, y_high - y_low, 1, row,
-              count, region);
-  }
-  for (const std::uint32_t y : {y_begin - 1, y_end}) {
-    if (y >= grid.ny) continue;
-    mark_face(labels, z_begin * slice + y * row + x_low, x_high - x_low, z_end - z_begin, 1, slice,
-              count, region);
-  }
-  for (const std::uint32_t x : {x_begin - 1, x_end}) {
-    if (x >= grid.nx) continue;
-    mark_face(labels, z_begin * slice + y_begin * row + x, y_end - y_begin, z_end - z_begin, row,
-              slice, count, region);
-  }
-  __syncthreads();
-  region.flush(table, origin, true);
+  const RegionBox box{
+      {x_begin, y_begin, z_begin},
+      {min(x_begin + kRegionWidth, grid.nx), min(y_begin + grid.region_height, grid.ny),
+       min(z_begin + grid.region_depth, grid.nz)},
+      {grid.nx, grid.ny, grid.nz}};
+  region.flush(table, origin, &box);
 }
 
 // Every 32-bit word of the table, padding included (a download copies whole records): zero but
@@ -264,18 +266,20 @@ __global__ void clear_moments(std::uint32_t* words, std::uint64_t count) {
 
 }  // namespace
 
-void accumulate_late_moments(const std::uint32_t* device_labels, Extent3 extent,
-                             ComponentMoments* table, std::uint32_t count,
+void accumulate_late_moments(const std::uint32_t* device_labels, const std::uint8_t* device_mask,
+                             Extent3 extent, ComponentMoments* table, std::uint32_t count,
                              std::uint32_t* largest_unknown_label, void* stream) {
   const RegionGrid grid = make_region_grid(extent);
-  // The region's table is larger than the 48 KiB a kernel gets without asking (a setting of
-  // the current device's context, so asked for at every call).
-  VOLCCL_CUDA_CHECK(cudaFuncSetAttribute(
-      accumulate_moments, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(RegionMoments)));
+  const auto aligned = [](const void* pointer, std::uintptr_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+  };
+  const LateInput input{
+      device_labels, device_mask,
+      grid.nx % kVoxelsPerLane == 0 && aligned(device_labels, 16) && aligned(device_mask, 8), count,
+      largest_unknown_label};
   // At most 2^32 voxels in regions of 8192: gridDim.x's 2^31 - 1 is never reached.
   accumulate_moments<<<static_cast<unsigned>(grid.regions), kThreads, sizeof(RegionMoments),
-                       static_cast<cudaStream_t>(stream)>>>(device_labels, grid, table, count,
-                                                            largest_unknown_label);
+                       static_cast<cudaStream_t>(stream)>>>(input, grid, table);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -334,7 +338,7 @@ DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
   DeviceMoments table(component_count, stream);
   detail::DeviceBuffer<std::uint32_t> unknown(1, cuda_stream, "a word");
   VOLCCL_CUDA_CHECK(cudaMemsetAsync(unknown.data(), 0, sizeof(std::uint32_t), cuda_stream));
-  detail::accumulate_late_moments(device_labels, extent, table.data(), component_count,
+  detail::accumulate_late_moments(device_labels, nullptr, extent, table.data(), component_count,
                                   unknown.data(), stream);
   std::uint32_t largest_unknown = 0;
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(&largest_unknown, unknown.data(), sizeof largest_unknown,
