@@ -15,7 +15,8 @@
 # fails; the tables are printed anyway. GRANULARITY_CONNECTIVITIES (default "26 6 8 4") limits
 # the granularity test and GRANULARITIES (default 1,2,4,8,16) its granularities; STATISTICS=1
 # adds --statistics to both (labeling + statistics by each
-# strategy, CuPy's route to the same numbers) and writes OUT/statistics_summary.md; VOLUMES and
+# strategy, CuPy's route to the same numbers, left out above STATISTICS_MAX_COMPONENTS
+# components) and writes OUT/statistics_summary.md; VOLUMES and
 # ALGORITHMS pass --volumes and --algorithms. RIDGE_SIDES (e.g. "1024 2048 4096 8192") adds the
 # LE/TM paper's Ridge families at 8-connectivity at each side (RIDGE_RUNS runs, default 10; no
 # peers) and bench/ridge_model.py's plots and Eq. 18 fit in OUT/ridge; CONNECTIVITIES="" runs
@@ -69,6 +70,8 @@ for connectivity in ${CONNECTIVITIES-26 6 18 8 4}; do
   rm -f "$peers.csv"
   peer_extra=()
   [ "${STATISTICS:-0}" = 1 ] && peer_extra+=(--statistics --statistics-runs "${STATISTICS_RUNS:-10}")
+  [ -n "${STATISTICS_MAX_COMPONENTS:-}" ] &&
+    peer_extra+=(--statistics-max-components "$STATISTICS_MAX_COMPONENTS")
   python3 -u "$here/peers.py" "$dump/c$connectivity" --connectivity "$connectivity" \
     --csv "$peers.csv" --volccl-csv "$results.csv" --bandwidth "$bandwidth" \
     --cpu-runs "${PEER_RUNS:-1}" "${peer_extra[@]}" | tee "$peers.txt" || status=$?
