@@ -39,8 +39,9 @@ bool operator==(const ComponentMoments& a, const ComponentMoments& b);
 // - late: after the labels are final, one pass over the label image (LE/TM paper Sec. III-D);
 //   runs of voxels along x are summed in registers, relative to the thread block's region,
 //   reduced across a warp with warp intrinsics and per region in shared memory; a label that
-//   leaves the region adds its sums to the table by atomics, one per moment, and the others are
-//   written with plain stores.
+//   may leave the region (its box there touches a face shared with another region) adds its
+//   sums to the table by atomics, one per moment, and the others are written with plain stores;
+//   when labeling and measuring in one call, background runs of the mask skip their labels.
 // - fused: gathered while the labels are written (HA4 paper Alg. 6's idea): BUF, BUF-IC, BKE
 //   and BKE-IC sum each 2x2x2 (2x2) block in registers in their final labeling step, LE and TM
 //   each pixel, which saves reading the labels back.
