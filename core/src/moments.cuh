@@ -53,6 +53,11 @@ __device__ __forceinline__ void row_parts(const Moments& m, uint4* parts) {
   parts[7] = make_uint4(0, 0, 0, 0);
 }
 
+// Part `part` of a row of no voxels (no_moments()): zeros, and the minima at the largest index.
+__device__ __forceinline__ uint4 row_parts_of_empty_row(unsigned part) {
+  return part == 5 ? make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0) : make_uint4(0, 0, 0, 0);
+}
+
 // A complete row that no other thread adds to.
 __device__ __forceinline__ void store_row(ComponentMoments* row, const Moments& m) {
   uint4 parts[kRowParts];
