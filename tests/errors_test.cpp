@@ -142,10 +142,40 @@ TEST(Errors, BlockAlgorithmsNeedConnectivity26) {
   EXPECT_NO_THROW(validate({2, 2, 2}, {}));
 }
 
+// UFB's 2x1x1 and 2x2x1 blocks serve 6 and 18 only: 26 and the 2D connectivities are refused
+// with the algorithm and the connectivity named.
+TEST(Errors, UfbNeedsConnectivity6Or18) {
+  std::vector<std::uint8_t> mask(8, 1);
+  std::vector<std::uint32_t> labels(8);
+  for (int connectivity : {26, 8, 4}) {
+    LabelOptions options;
+    options.algorithm = Algorithm::ufb;
+    options.connectivity = connectivity;
+    const Extent3 extent = connectivity == 26 ? Extent3{2, 2, 2} : Extent3{4, 2, 1};
+    EXPECT_THROW(label(mask.data(), extent, labels.data(), options), InvalidArgument);
+    try {
+      validate(extent, options);
+      ADD_FAILURE() << "validate accepted ufb at " << connectivity;
+    } catch (const InvalidArgument& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("ufb"), std::string::npos) << message;
+      EXPECT_NE(message.find(std::to_string(connectivity)), std::string::npos) << message;
+    }
+  }
+  for (int connectivity : {6, 18}) {
+    LabelOptions options;
+    options.algorithm = Algorithm::ufb;
+    options.connectivity = connectivity;
+    EXPECT_NO_THROW(validate({2, 2, 2}, options)) << connectivity;
+    EXPECT_NO_THROW(validate({4, 2, 1}, options)) << connectivity;
+  }
+}
+
 TEST(Names, SupportsTable) {
   for (int connectivity : {6, 18, 26}) {
     EXPECT_TRUE(supports(Algorithm::automatic, connectivity)) << connectivity;
     EXPECT_TRUE(supports(Algorithm::uf, connectivity)) << connectivity;
+    EXPECT_EQ(supports(Algorithm::ufb, connectivity), connectivity != 26) << connectivity;
     for (Algorithm algorithm :
          {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 26)
@@ -162,6 +192,7 @@ TEST(Names, SupportsTable) {
                                 Algorithm::ha4_64, Algorithm::le, Algorithm::tm}) {
       EXPECT_TRUE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
     }
+    EXPECT_FALSE(supports(Algorithm::ufb, connectivity)) << connectivity;
     for (Algorithm algorithm :
          {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 8)
@@ -203,10 +234,11 @@ TEST(Names, UnknownNamesAreInvalid) {
 }
 
 TEST(Names, RoundTrip) {
-  EXPECT_EQ(all_algorithms(),
-            (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke,
-                                    Algorithm::bke_ic, Algorithm::uf, Algorithm::ke, Algorithm::ha4,
-                                    Algorithm::ha4_64, Algorithm::le, Algorithm::tm}));
+  EXPECT_EQ(
+      all_algorithms(),
+      (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
+                              Algorithm::uf, Algorithm::ufb, Algorithm::ke, Algorithm::ha4,
+                              Algorithm::ha4_64, Algorithm::le, Algorithm::tm}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }
@@ -220,6 +252,7 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(to_string(Algorithm::bke), "bke");
   EXPECT_EQ(to_string(Algorithm::bke_ic), "bke-ic");
   EXPECT_EQ(to_string(Algorithm::uf), "uf");
+  EXPECT_EQ(to_string(Algorithm::ufb), "ufb");
   EXPECT_EQ(to_string(Algorithm::ke), "ke");
   EXPECT_EQ(to_string(Algorithm::ha4), "ha4");
   EXPECT_EQ(to_string(Algorithm::ha4_64), "ha4-64");
@@ -227,6 +260,7 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(to_string(Algorithm::tm), "tm");
   EXPECT_EQ(parse_algorithm("auto"), Algorithm::automatic);
   EXPECT_EQ(parse_algorithm("uf"), Algorithm::uf);
+  EXPECT_EQ(parse_algorithm("ufb"), Algorithm::ufb);
   EXPECT_EQ(to_string(Backend::automatic), "auto");
   EXPECT_EQ((Extent3{3, 2, 1}).to_string(), "3x2x1");
 }

@@ -1,7 +1,7 @@
 // Every algorithm at every connectivity it supports (the block-based ones at 26, UF at 6, 18
-// and 26), on every backend, against the reference labeler at that connectivity, on volumes
-// chosen to break labelers: tiny and odd extents, lines, diagonal-only contacts across block
-// boundaries (where 6, 18 and 26 differ), checkerboards, long snakes and random volumes of
+// and 26, UFB at 6 and 18), on every backend, against the reference labeler at that connectivity,
+// on volumes chosen to break labelers: tiny and odd extents, lines, diagonal-only contacts across
+// block boundaries (where 6, 18 and 26 differ), checkerboards, long snakes and random volumes of
 // every density and granularity.
 #include <algorithm>
 #include <cstdint>
@@ -305,9 +305,9 @@ TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
   ASSERT_TRUE(matches_reference(volume, options));
 }
 
-// Algorithm::automatic, the default, picks BUF for 26-connectivity and UF for 6 and 18, and
+// Algorithm::automatic, the default, picks BUF for 26-connectivity and UFB for 6 and 18, and
 // says so in algorithm_used.
-TEST(AutomaticAlgorithm, BufAt26AndUfAt6And18) {
+TEST(AutomaticAlgorithm, BufAt26AndUfbAt6And18) {
   EXPECT_EQ(LabelOptions{}.algorithm, Algorithm::automatic);
   const Volume volume = data::random_granular({33, 17, 9}, 0.5, 1, 11);
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
@@ -317,7 +317,7 @@ TEST(AutomaticAlgorithm, BufAt26AndUfAt6And18) {
       options.connectivity = connectivity;
       options.backend = backend;
       const VolcclRun run = run_volccl(volume, options);
-      EXPECT_EQ(run.result.algorithm_used, connectivity == 26 ? Algorithm::buf : Algorithm::uf)
+      EXPECT_EQ(run.result.algorithm_used, connectivity == 26 ? Algorithm::buf : Algorithm::ufb)
           << connectivity << "-connectivity on " << to_string(backend);
       ASSERT_TRUE(matches_reference(volume, options));
     }

@@ -233,7 +233,7 @@ class BenchCommand : public Command {
         ->check(CLI::Range(1u, 16u))
         ->delimiter(',');
     app->add_option("--algorithms", request.algorithms,
-                    "comma-separated: buf, buf-ic, bke, bke-ic, uf, ke, ha4, ha4-64 (default: "
+                    "comma-separated: buf, buf-ic, bke, bke-ic, uf, ufb, ke, ha4, ha4-64 (default: "
                     "all that support the connectivity); the first one's labels are dumped and "
                     "the others compared with them")
         ->delimiter(',');

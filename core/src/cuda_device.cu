@@ -197,6 +197,8 @@ LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent
     case Algorithm::uf:
       return image ? label_uf_ke_2d_cuda(device_mask, extent, device_labels, options, stream)
                    : label_uf_3d_cuda(device_mask, extent, device_labels, options, stream);
+    case Algorithm::ufb:
+      return label_ufb_3d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ke:
       return label_uf_ke_2d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ha4:

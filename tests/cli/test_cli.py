@@ -36,6 +36,9 @@ ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic", "uf")
 # The algorithms of 2D images, and those of them that take 4-connectivity.
 ALGORITHMS_2D = ("buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm")
 ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64", "le", "tm")
+# The algorithms of 6 and 18, and the one auto picks there.
+ALGORITHMS_6_18 = ("uf", "ufb")
+AUTO_6_18 = "ufb"
 
 CASES = {}
 
@@ -95,7 +98,7 @@ def expect_files(directory, names):
 
 
 SUMMARY = re.compile(r"^labeled (\d+(?:x\d+)+) (voxels|pixels): (\d+) components? "
-                     r"\((buf|buf-ic|bke|bke-ic|uf|ke|ha4|ha4-64|le|tm), "
+                     r"\((buf|buf-ic|bke|bke-ic|uf|ufb|ke|ha4|ha4-64|le|tm), "
                      r"(4|8|6|18|26)-connectivity, "
                      r"on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
 
@@ -303,14 +306,15 @@ def sample_at_6_and_18(cli, work):
         expected, expected_count = label(mask, SAMPLE_SIZE, connectivity)
         expect(expected_count == components,
                f"the oracle finds {expected_count} components at {connectivity}")
-        for algorithm in ("auto", "uf"):
+        for algorithm in ("auto", *ALGORITHMS_6_18):
             output = f"labels{connectivity}_{algorithm}.mha"
             result = cli.run("label", cli.sample, "--otsu", "--connectivity", str(connectivity),
                              "--algorithm", algorithm, "--device", "cpu", "-o", output, cwd=work)
             expect_success(result)
             size, count, used, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
             expect((size, count, used, said_connectivity) ==
-                   (SAMPLE_SIZE, components, "uf", connectivity),
+                   (SAMPLE_SIZE, components, AUTO_6_18 if algorithm == "auto" else algorithm,
+                    connectivity),
                    f"unexpected summary {result.stdout!r}")
             expect(list(read_meta(os.path.join(work, output))[1]) == expected,
                    f"{algorithm} labels at {connectivity}-connectivity differ from the oracle's")
@@ -330,13 +334,15 @@ def connectivity_6_18_26(cli, work):
         write_mha(os.path.join(work, f"{name}.mha"), size, mask, "MET_UCHAR")
         for connectivity in (6, 18, 26):
             expected, counts[name, connectivity] = label(mask, size, connectivity)
-            for algorithm in ("auto", "uf"):
+            for algorithm in ("auto", "uf", *(("ufb",) if connectivity != 26 else ())):
                 result = cli.run("label", f"{name}.mha", "--connectivity", str(connectivity),
                                  "--algorithm", algorithm, "-o", "labels.mha", "--force",
                                  cwd=work)
                 expect_success(result)
                 _, count, used, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
-                expected_used = "buf" if algorithm == "auto" and connectivity == 26 else "uf"
+                expected_used = algorithm
+                if algorithm == "auto":
+                    expected_used = "buf" if connectivity == 26 else AUTO_6_18
                 expect((count, used, said_connectivity) ==
                        (counts[name, connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")
@@ -807,8 +813,8 @@ def timings_json(cli, work):
     expect_success(six)
     timings = json.loads(six.stdout)
     expect((timings["components"], timings["algorithm"], timings["connectivity"]) ==
-           (SAMPLE_OTSU_COMPONENTS_6, "uf", 6), f"--connectivity 6: {timings}")
-    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == ("uf", 6), describe(six))
+           (SAMPLE_OTSU_COMPONENTS_6, AUTO_6_18, 6), f"--connectivity 6: {timings}")
+    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (AUTO_6_18, 6), describe(six))
 
 
 @case

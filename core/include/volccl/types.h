@@ -26,15 +26,17 @@ bool operator==(const Extent3& a, const Extent3& b);
 // in 2D and 2x2x2 blocks in 3D (Sec. 5.3); a block is one piece only under full connectivity,
 // so they need 8 (2D) or 26 (3D). UF is a voxel union-find (Oliveira and Lotufo, Sec. 4.1 of
 // the same paper) whose voxels start linked to the start of their run along x; it serves every
-// connectivity. KE (Komura, Sec. 4.2 of the same paper) is the 2D label-equivalence baseline,
-// 4 and 8. HA4 is the warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and
-// Meunier (the HA4 paper), 2D, one pixel per thread; HA4-64 is its two-pixels-per-thread
-// variant. Both also label with 8-connectivity, where runs of adjacent rows join diagonally.
-// LE (Label Equivalence) and TM (Tile Merging) are the 2D labelers of the LE/TM paper ("GPU CCL
-// evaluation with Ridge patterns"), 4 and 8: LE as its Sec. V-B settles it, TM as Stava and
-// Benes describe it (Sec. II-A); both report their iterations in LabelResult::iterations.
-// `automatic` picks the fastest measured for the connectivity (LabelOptions::algorithm).
-enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ke, ha4, ha4_64, le, tm };
+// connectivity. UFB is BUF's union-find over the blocks that are one piece under the smaller
+// connectivities, 2x1x1 for 6 and 2x2x1 for 18 (kernels3d/ufb_logic_3d.h); volumes, 6 and 18.
+// KE (Komura, Sec. 4.2 of the same paper) is the 2D label-equivalence baseline, 4 and 8. HA4 is the
+// warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and Meunier (the HA4 paper), 2D,
+// one pixel per thread; HA4-64 is its two-pixels-per-thread variant. Both also label with
+// 8-connectivity, where runs of adjacent rows join diagonally. LE (Label Equivalence) and TM (Tile
+// Merging) are the 2D labelers of the LE/TM paper ("GPU CCL evaluation with Ridge patterns"), 4 and
+// 8: LE as its Sec. V-B settles it, TM as Stava and Benes describe it (Sec. II-A); both report
+// their iterations in LabelResult::iterations. `automatic` picks the fastest measured for the
+// connectivity (LabelOptions::algorithm).
+enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ufb, ke, ha4, ha4_64, le, tm };
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
@@ -42,7 +44,7 @@ enum class Backend { automatic, cuda, cpu };
 // How the GPU gathers component statistics: see volccl/statistics.h.
 enum class StatisticsStrategy { late, fused, early };
 
-// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm"
+// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ke", "ha4", "ha4-64", "le", "tm"
 std::string to_string(Algorithm algorithm);
 std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
@@ -59,8 +61,9 @@ constexpr bool is_2d_connectivity(int connectivity) {
 
 struct LabelOptions {
   // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md), UF for 6 and 18, BKE-IC for 8 and HA4-64 for 4 (the
-  // fastest over YACCLAB's 2D granularity images, geometric mean).
+  // benchmark volumes, bench/RESULTS.md), UFB for 6 and 18 (as fast as UF or faster on every
+  // benchmark volume, bench/NOTES.md), BKE-IC for 8 and HA4-64 for 4 (the fastest over YACCLAB's 2D
+  // granularity images, geometric mean).
   Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
   // Volumes: 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). 2D images

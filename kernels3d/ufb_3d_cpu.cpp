@@ -1,0 +1,99 @@
+// CPU backend of UFB (ufb_logic_3d.h): the per-block steps over rows of blocks split among
+// threads, one fork-join per kernel of the GPU version, with the same atomics; Initialization
+// takes the votes of a segment's 32 blocks as the GPU's warp does.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "backends.h"
+#include "cpu_parallel.h"
+#include "kernels3d/ufb_logic_3d.h"
+
+namespace volccl::detail {
+namespace {
+
+using kernels3d::kBlocksPerSegment;
+using kernels3d::PairBlock;
+using kernels3d::PairGrid;
+
+// Calls row_body(j, z) for every row of blocks, rows split among threads.
+template <class RowBody>
+void for_each_block_row(const PairGrid& grid, unsigned threads, const RowBody& row_body) {
+  const std::uint64_t rows = std::uint64_t{grid.blocks_y} * grid.nz;
+  parallel_for(rows, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      row_body(static_cast<std::uint32_t>(r % grid.blocks_y),
+               static_cast<std::uint32_t>(r / grid.blocks_y));
+    }
+  });
+}
+
+template <int Connectivity, class Step>
+void for_each_block(const PairGrid& grid, unsigned threads, const Step& step) {
+  for_each_block_row(grid, threads, [&](std::uint32_t j, std::uint32_t z) {
+    for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
+      step(grid, kernels3d::pair_block_at<Connectivity>(grid, i, j, z));
+    }
+  });
+}
+
+template <int Connectivity>
+void initialize(const std::uint8_t* mask, std::uint32_t* parents, const PairGrid& grid,
+                unsigned threads) {
+  const kernels3d::UfbInitialize<Connectivity> step{parents};
+  for_each_block_row(grid, threads, [&](std::uint32_t j, std::uint32_t z) {
+    for (std::uint32_t segment = 0; segment < grid.pairs_x; segment += kBlocksPerSegment) {
+      const std::uint32_t lanes = std::min(kBlocksPerSegment, grid.pairs_x - segment);
+      PairBlock blocks[kBlocksPerSegment];
+      std::uint32_t foreground[kBlocksPerSegment];
+      std::uint32_t linked_lanes = 0, top_lanes = 0;
+      for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+        blocks[lane] = kernels3d::pair_block_at<Connectivity>(grid, segment + lane, j, z);
+        foreground[lane] = kernels3d::block_foreground<Connectivity>(mask, grid, blocks[lane]);
+        if (lane > 0 &&
+            kernels3d::touches_left<Connectivity>(mask, grid, blocks[lane], foreground[lane])) {
+          linked_lanes |= 1u << lane;
+        }
+        if ((foreground[lane] & 3u) != 0) top_lanes |= 1u << lane;
+      }
+      for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+        step(grid, blocks[lane], foreground[lane], lane,
+             kernels3d::run_minimum(linked_lanes, top_lanes, lane));
+      }
+    }
+  });
+}
+
+template <int Connectivity>
+LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                      const LabelOptions& options) {
+  HostLabeling labeling(extent, options);
+  const PairGrid grid = kernels3d::make_pair_grid(extent, Connectivity);
+  const unsigned threads = labeling.threads();
+  // Initialization writes every slot, so the nodes need no zeroing.
+  const std::unique_ptr<std::uint32_t[]> nodes(new std::uint32_t[kernels3d::pair_count(grid)]);
+  std::uint32_t* const parents = nodes.get();
+  const auto run = [&](const auto& step) { for_each_block<Connectivity>(grid, threads, step); };
+
+  initialize<Connectivity>(mask, parents, grid, threads);
+  labeling.end_step(&StepTimings::initialization_ms);
+  run(kernels3d::UfbMerge<Connectivity>{mask, parents});
+  labeling.end_step(&StepTimings::merge_ms);
+  run(kernels3d::UfbCompress<Connectivity>{parents, labeling.root_bitmap()});
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  run(kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents, labeling.root_bitmap(),
+                                                labeling.words_before()});
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
+}
+
+}  // namespace
+
+LabelResult label_ufb_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                             const LabelOptions& options) {
+  return options.connectivity == 6 ? label_ufb<6>(mask, extent, labels, options)
+                                   : label_ufb<18>(mask, extent, labels, options);
+}
+
+}  // namespace volccl::detail

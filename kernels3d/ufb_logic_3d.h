@@ -1,0 +1,445 @@
+// Block logic of UFB, the 3D union-find over blocks for 6- and 18-connectivity, written once for
+// the CUDA kernels (ufb_3d.cu) and the CPU backend (ufb_3d_cpu.cpp).
+//
+// Why blocks: BUF (BUF/BKE paper Sec. 5.1, 5.3) makes its union-find nodes 2x2x2 blocks, which
+// are one piece only under 26-connectivity (Sec. 4.3). Smaller blocks are one piece under the
+// smaller connectivities: a 2x1x1 block under 6 (its two voxels share a face) and a 2x2x1 block
+// under 18 (every two of its four voxels share a face or an edge). UFB runs BUF's steps over
+// those blocks: the node count drops to a half (6) or a quarter (18) of UF's voxel nodes, and
+// the contacts inside a block need no Union at all.
+//
+// The nodes are x-pairs of voxels: pair (px, y, z) holds voxels (2 px, y, z) and (2 px + 1, y, z)
+// and its key is (z ny + y) pairs_x + px, so keys follow the raster order of the voxels. Under 6
+// a block is one pair; under 18 a block is the pair of its top row over the pair of its bottom
+// row, and the block's key is its first pair with a foreground voxel (the bottom pair then hangs
+// under the top one). Parents live in a node array of their own, one slot per pair, indexed by
+// key, so Find needs no arithmetic (BUF keys by the first voxel and divides to find the anchor).
+// Union links the larger root under the smaller, so the root of every component is the pair of
+// its first voxel in raster order, and ranking the root keys (raster_rank.h) gives the numbering
+// of ITK and scipy: pair keys number at most as many as voxels, so the voxel-sized root bitmap
+// holds them.
+//
+// Two savings as in UF (uf_logic_3d.h): Initialization links every block to the smallest key of
+// its run of touching blocks along x within a warp's segment of 32 blocks, so runs need no Union;
+// and Merge unites a block with one node per cluster of connected foreground voxels of its lower
+// neighbour blocks (Sec. 5.1's clusters, grown through every foreground voxel of the lower blocks
+// in the block's window), skipping the cluster of its left neighbour when Initialization already
+// linked the two.
+#pragma once
+
+#include <cstdint>
+
+#include "volccl/detail/host_device.h"
+#include "volccl/detail/raster_rank.h"
+#include "volccl/detail/union_find.h"
+#include "volccl/types.h"
+
+namespace volccl::kernels3d {
+
+using detail::lowest_bit;
+
+constexpr std::uint32_t kNoPair = 0xFFFFFFFFu;  // the slot of a pair without foreground
+// A warp's stretch of a row of blocks: runs are linked to their smallest key within it.
+constexpr std::uint32_t kBlocksPerSegment = 32;
+
+// Rows of voxels in a block: 1 (2x1x1) for 6-connectivity, 2 (2x2x1) for 18.
+VOLCCL_HD constexpr std::uint32_t block_rows(int connectivity) { return connectivity == 6 ? 1 : 2; }
+
+struct PairGrid {
+  std::uint32_t nx = 1, ny = 1, nz = 1;
+  std::uint32_t row = 1, slice = 1;  // voxels: nx, nx * ny
+  std::uint32_t pairs_x = 1;         // (nx + 1) / 2: pairs in a row, and blocks in a row
+  std::uint32_t pair_slice = 1;      // pairs in a slice: pairs_x * ny
+  std::uint32_t blocks_y = 1;        // rows of blocks in a slice
+};
+
+inline PairGrid make_pair_grid(Extent3 extent, int connectivity) {
+  PairGrid grid;
+  grid.nx = static_cast<std::uint32_t>(extent.x);
+  grid.ny = static_cast<std::uint32_t>(extent.y);
+  grid.nz = static_cast<std::uint32_t>(extent.z);
+  grid.row = grid.nx;
+  grid.slice = grid.nx * grid.ny;
+  grid.pairs_x = (grid.nx + 1) / 2;
+  grid.pair_slice = grid.pairs_x * grid.ny;
+  grid.blocks_y = (grid.ny + block_rows(connectivity) - 1) / block_rows(connectivity);
+  return grid;
+}
+
+// The number of slots of the node array: one per pair.
+inline std::uint64_t pair_count(const PairGrid& grid) {
+  return std::uint64_t{grid.pair_slice} * grid.nz;
+}
+
+struct PairBlock {
+  std::uint32_t i, y, z;  // block column, its first voxel row, its slice
+  std::uint32_t pair;     // key of its top pair
+  std::uint32_t voxel;    // raster index of its first voxel (2 i, y, z)
+};
+
+template <int Connectivity>
+VOLCCL_HD PairBlock pair_block_at(const PairGrid& grid, std::uint32_t i, std::uint32_t j,
+                                  std::uint32_t z) {
+  const std::uint32_t y = j * block_rows(Connectivity);
+  return {i, y, z, z * grid.pair_slice + y * grid.pairs_x + i,
+          z * grid.slice + y * grid.row + 2 * i};
+}
+
+// Which of the block's voxels exist: bit lx + 2 ly.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t existing_voxels(const PairGrid& grid, const PairBlock& block) {
+  std::uint32_t bits = 2 * block.i + 1 < grid.nx ? 3u : 1u;
+  if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) bits |= bits << 2;
+  return bits;
+}
+
+// The block's foreground voxels: bit lx + 2 ly.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t block_foreground(const std::uint8_t* mask, const PairGrid& grid,
+                                         const PairBlock& block) {
+  const std::uint32_t existing = existing_voxels<Connectivity>(grid, block);
+  std::uint32_t foreground = 0;
+  for (std::uint32_t l = 0; l < 2 * block_rows(Connectivity); ++l) {
+    if (((existing >> l) & 1) && mask[block.voxel + (l & 1) + (l >> 1) * grid.row] != 0) {
+      foreground |= 1u << l;
+    }
+  }
+  return foreground;
+}
+
+// The block's key: its top pair, or under 18 its bottom pair when the top row is background.
+VOLCCL_HD std::uint32_t block_key(const PairGrid& grid, const PairBlock& block,
+                                  std::uint32_t foreground) {
+  return (foreground & 3u) != 0 ? block.pair : block.pair + grid.pairs_x;
+}
+
+// Whether the block touches its left neighbour: a foreground voxel of its left column next to a
+// foreground voxel of the neighbour's right column (under 18 the two rows of both columns all
+// touch, by a face or an edge).
+template <int Connectivity>
+VOLCCL_HD bool touches_left(const std::uint8_t* mask, const PairGrid& grid, const PairBlock& block,
+                            std::uint32_t foreground) {
+  if (block.i == 0 || (foreground & 5u) == 0) return false;
+  bool left = mask[block.voxel - 1] != 0;
+  if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) {
+    left = left || mask[block.voxel - 1 + grid.row] != 0;
+  }
+  return left;
+}
+
+VOLCCL_HD std::uint32_t highest_bit(std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return 31 - __clz(static_cast<int>(bits));
+#else
+  return 31 - __builtin_clz(bits);
+#endif
+}
+
+// The lane whose key is the smallest of `lane`'s run of touching blocks in a segment, given a
+// bit per lane of the segment: `linked` (the block touches its left neighbour, lane 0 never),
+// `top` (the block's top row has foreground). A run's smallest key is its first top pair, since
+// top pairs of a row of blocks precede its bottom pairs; without one, the run's first block.
+struct RunMinimum {
+  std::uint32_t lane;
+  bool top;
+};
+
+VOLCCL_HD RunMinimum run_minimum(std::uint32_t linked, std::uint32_t top, std::uint32_t lane) {
+  const std::uint32_t starts = ~linked;
+  const std::uint32_t up_to_lane = lane == 31 ? 0xFFFFFFFFu : (2u << lane) - 1;
+  const std::uint32_t first = highest_bit(starts & up_to_lane);
+  const std::uint32_t next_starts = starts & ~up_to_lane;
+  const std::uint32_t run =
+      (next_starts == 0 ? 0xFFFFFFFFu : (next_starts & (~next_starts + 1)) - 1) &
+      ~((1u << first) - 1);
+  const std::uint32_t run_top = top & run;
+  if (run_top != 0) return {static_cast<std::uint32_t>(lowest_bit(run_top)), true};
+  return {first, false};
+}
+
+// The union-find forest over pairs: a pair's parent is stored in its own slot.
+struct PairForest {
+  std::uint32_t* parents;
+  VOLCCL_HD std::uint32_t* slot(std::uint32_t key) const { return parents + key; }
+};
+
+// --- Initialization ----------------------------------------------------------------------------
+
+// Writes the parents of the block's pairs: the run's smallest key for the block's key pair, the
+// key for a bottom pair below a top pair with foreground, kNoPair for pairs of background.
+template <int Connectivity>
+struct UfbInitialize {
+  std::uint32_t* parents;
+  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block, std::uint32_t foreground,
+                            std::uint32_t lane, RunMinimum minimum) const {
+    const std::uint32_t run_key =
+        block.pair - lane + minimum.lane + (minimum.top ? 0 : grid.pairs_x);
+    const bool top = (foreground & 3u) != 0;
+    parents[block.pair] = top ? run_key : kNoPair;
+    if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) {
+      parents[block.pair + grid.pairs_x] =
+          (foreground & 12u) == 0 ? kNoPair : (top ? block.pair : run_key);
+    }
+  }
+};
+
+// --- Merge: the block's window -----------------------------------------------------------------
+//
+// The voxels around a block as a 32-bit set: bit cx + 4 cy + 16 layer is voxel
+// (2 i - 1 + cx, y - 1 + cy, z - 1 + layer), cx and cy in 0..3. Layer 1 is the block's slice;
+// the block's voxels are cx 1-2, cy 1 (6) or cy 1-2 (18).
+
+constexpr std::uint32_t kFirstColumn = 0x11111111u;      // cx == 0
+constexpr std::uint32_t kLastColumn = 0x88888888u;       // cx == 3
+constexpr std::uint32_t kFirstRow = 0x000F000Fu;         // cy == 0
+constexpr std::uint32_t kLastRow = 0xF000F000u;          // cy == 3
+constexpr std::uint32_t kLeftBlockVoxels = 0x01100000u;  // cx 0, cy 1-2, layer 1
+
+// Voxels of the lower neighbour blocks (those before the block in raster order): the whole
+// slice below as far as the window reaches, the row(s) above, and the left neighbour.
+template <int Connectivity>
+VOLCCL_HD constexpr std::uint32_t lower_window() {
+  return Connectivity == 6 ? 0x001F00FFu : 0x011FFFFFu;
+}
+
+// Rows of the window in the slice below (the slice's rows reach one further under 18).
+template <int Connectivity>
+VOLCCL_HD constexpr std::uint32_t window_rows() {
+  return Connectivity == 6 ? 2 : 4;
+}
+
+// The window positions of the block's voxels (bit lx + 2 ly).
+VOLCCL_HD std::uint32_t block_positions(std::uint32_t foreground) {
+  return ((foreground & 3u) << 21) | (((foreground >> 2) & 3u) << 25);
+}
+
+VOLCCL_HD std::uint32_t block_voxels_of(std::uint32_t positions) {
+  return ((positions >> 21) & 3u) | (((positions >> 25) & 3u) << 2);
+}
+
+VOLCCL_HD std::uint32_t shifted_along_x(std::uint32_t positions) {
+  return ((positions << 1) & ~kFirstColumn) | ((positions >> 1) & ~kLastColumn);
+}
+
+VOLCCL_HD std::uint32_t shifted_along_y(std::uint32_t positions) {
+  return ((positions << 4) & ~kFirstRow) | ((positions >> 4) & ~kLastRow);
+}
+
+VOLCCL_HD std::uint32_t other_layer(std::uint32_t positions) {
+  return (positions << 16) | (positions >> 16);
+}
+
+// The positions adjacent to `positions` under the connectivity, and the positions themselves:
+// under 6 the face neighbours; under 18 the 3x3 square in the same slice and the cross of five
+// in the other.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t dilate(std::uint32_t positions) {
+  const std::uint32_t cross = positions | shifted_along_x(positions) | shifted_along_y(positions);
+  if (Connectivity == 6) return cross | other_layer(positions);
+  const std::uint32_t row = positions | shifted_along_x(positions);
+  return row | shifted_along_y(row) | other_layer(cross);
+}
+
+// Which window positions lie inside the volume.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t window_inside_volume(const PairGrid& grid, const PairBlock& block) {
+  std::uint32_t xs = 0;
+  for (std::uint32_t cx = 0; cx < 4; ++cx) {
+    if ((cx > 0 || block.i > 0) && 2 * block.i + cx - 1 < grid.nx) xs |= 1u << cx;
+  }
+  std::uint32_t layer = 0;
+  for (std::uint32_t cy = 0; cy < window_rows<Connectivity>(); ++cy) {
+    if ((cy > 0 || block.y > 0) && block.y + cy - 1 < grid.ny) layer |= xs << (4 * cy);
+  }
+  return (block.z > 0 ? layer : 0u) | (layer << 16);
+}
+
+// Whether the whole window lies inside the volume, with room for nonzero_bytes4's reads of up
+// to 4 bytes past each row of it.
+template <int Connectivity>
+VOLCCL_HD bool window_is_interior(const PairGrid& grid, const PairBlock& block) {
+  return block.i > 0 && 2 * block.i + 2 < grid.nx && block.y > 0 && block.z > 0 &&
+         block.y + window_rows<Connectivity>() - 1 <= grid.ny &&
+         (block.y + block_rows(Connectivity) < grid.ny || block.z + 1 < grid.nz);
+}
+
+// Foreground of the window positions in `wanted`, which lie inside the volume.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t window_foreground(const std::uint8_t* mask, const PairGrid& grid,
+                                          const PairBlock& block, bool interior,
+                                          std::uint32_t wanted) {
+  // The wrap-around at the volume's low faces cancels for every position inside the volume.
+  const std::uint32_t corner = block.voxel - 1 - grid.row - grid.slice;
+  if (interior) {
+    // Whole rows of four voxels as words: far fewer instructions than a byte per position.
+    std::uint32_t foreground = 0;
+    for (std::uint32_t cy = 0; cy < window_rows<Connectivity>(); ++cy) {
+      foreground |= detail::nonzero_bytes4(mask + corner + cy * grid.row) << (4 * cy);
+    }
+    for (std::uint32_t cy = 0; cy <= block_rows(Connectivity); ++cy) {
+      foreground |= detail::nonzero_bytes4(mask + corner + grid.slice + cy * grid.row)
+                    << (16 + 4 * cy);
+    }
+    return foreground & wanted;
+  }
+  std::uint32_t foreground = 0;
+  VOLCCL_UNROLL
+  for (std::uint32_t p = 0; p < 32; ++p) {
+    if (((wanted >> p) & 1) &&
+        mask[corner + (p & 3) + ((p >> 2) & 3) * grid.row + (p >> 4) * grid.slice] != 0) {
+      foreground |= 1u << p;
+    }
+  }
+  return foreground;
+}
+
+// The key of the pair holding window position p.
+VOLCCL_HD std::uint32_t window_key(const PairGrid& grid, const PairBlock& block, int p) {
+  const int cx = p & 3, cy = (p >> 2) & 3, layer = p >> 4;
+  const int dx = cx == 0 ? -1 : (cx == 3 ? 1 : 0);
+  return block.pair + static_cast<std::uint32_t>(dx) +
+         static_cast<std::uint32_t>(cy - 1) * grid.pairs_x +
+         static_cast<std::uint32_t>(layer - 1) * grid.pair_slice;
+}
+
+// The connected part of `positions` that holds `seed`, grown until it holds all of `wanted` or
+// stops growing.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t cluster_of(std::uint32_t seed, std::uint32_t positions,
+                                   std::uint32_t wanted) {
+  std::uint32_t cluster = seed;
+  while ((wanted & ~cluster) != 0) {
+    const std::uint32_t grown = dilate<Connectivity>(cluster) & positions;
+    if (grown == cluster) break;
+    cluster = grown;
+  }
+  return cluster;
+}
+
+// Merge (Alg. 2 over the blocks): one Union per cluster of the lower blocks' foreground voxels in
+// the window that touches the block. Two adjacent foreground voxels of lower blocks lie in
+// blocks that touch, both before this one, and those are united by the thread of the later one
+// (by induction over the blocks in raster order), so a cluster needs one Union, with any of its
+// voxels' pairs. The cluster of the left neighbour needs none when Initialization put the two
+// blocks in one run (a segment's lane other than 0 that touches its left neighbour).
+//
+// Under 6 a block touches three lower blocks, single pairs: the left one, the one above (dy =
+// -1) and the one behind (dz = -1); the clusters reduce to UF's rule, tested directly: the pair
+// above (behind) needs no Union when the left pair is in the run and it and the pair above
+// (behind) both touch the pair above (behind) the left one, whose thread makes that Union.
+// Under 18, when every candidate position is foreground (inside any blob) they are one cluster
+// (tests/ufb_logic_3d_test.cpp checks every foreground pattern and cut of the window).
+template <int Connectivity>
+struct UfbMerge {
+  const std::uint8_t* mask;
+  std::uint32_t* parents;
+
+  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
+    constexpr std::uint32_t kOwn = Connectivity == 6 ? 0x00600000u : 0x06600000u;
+    constexpr std::uint32_t kLower = lower_window<Connectivity>();
+    const bool interior = window_is_interior<Connectivity>(grid, block);
+    const std::uint32_t inside =
+        interior ? 0xFFFFFFFFu : window_inside_volume<Connectivity>(grid, block);
+    const std::uint32_t window =
+        window_foreground<Connectivity>(mask, grid, block, interior, (kLower | kOwn) & inside);
+    const std::uint32_t own = window & kOwn;
+    if (own == 0) return;
+    const std::uint32_t candidates = dilate<Connectivity>(own) & kLower & inside;
+    const std::uint32_t touching = candidates & window;
+    if (touching == 0) return;
+    const bool in_run = block.i % kBlocksPerSegment != 0 && (touching & kLeftBlockVoxels) != 0;
+    const PairForest forest{parents};
+    std::uint32_t node = block_key(grid, block, block_voxels_of(own));
+    if (Connectivity == 6) {
+      constexpr std::uint32_t kLeft = 1u << 20, kAbove = 0x6u << 16, kBehind = 0x60u;
+      constexpr std::uint32_t kAboveLeftLink = 0x3u << 16, kBehindLeftLink = 0x30u;
+      if ((touching & kLeft) != 0 && !in_run) {
+        node = detail::unite(forest, node, window_key(grid, block, 20));
+      }
+      if ((touching & kAbove) != 0 && !(in_run && (window & kAboveLeftLink) == kAboveLeftLink)) {
+        node = detail::unite(forest, node, window_key(grid, block, 17));
+      }
+      if ((touching & kBehind) != 0 && !(in_run && (window & kBehindLeftLink) == kBehindLeftLink)) {
+        detail::unite(forest, node, window_key(grid, block, 5));
+      }
+      return;
+    }
+    if (touching == candidates) {
+      if (!in_run) detail::unite(forest, node, window_key(grid, block, lowest_bit(touching)));
+      return;
+    }
+    const std::uint32_t lower = window & kLower;
+    std::uint32_t remaining = touching;
+    if (in_run) {
+      remaining &= ~cluster_of<Connectivity>(touching & kLeftBlockVoxels, lower, remaining);
+    }
+    while (remaining != 0) {
+      const int p = lowest_bit(remaining);
+      remaining &= ~cluster_of<Connectivity>(1u << p, lower, remaining);
+      node = detail::unite(forest, node, window_key(grid, block, p));
+    }
+  }
+};
+
+// --- Compression and FinalLabeling -------------------------------------------------------------
+
+// Compression of the block's key pair; with a bitmap, also marks the roots for the ranking. The
+// slot is written only when it changes.
+template <int Connectivity>
+struct UfbCompress {
+  std::uint32_t* parents;
+  std::uint32_t* root_bitmap;  // nullptr: do not mark
+  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
+    std::uint32_t key = block.pair;
+    std::uint32_t parent = detail::load_relaxed(parents + key);
+    if (parent == kNoPair) {
+      if (block_rows(Connectivity) == 1 || block.y + 1 >= grid.ny) return;
+      key += grid.pairs_x;
+      parent = detail::load_relaxed(parents + key);
+      if (parent == kNoPair) return;
+    }
+    const std::uint32_t root = detail::find_root(PairForest{parents}, parent);
+    if (root != parent) detail::store_relaxed(parents + key, root);
+    if (root_bitmap != nullptr && root == key) detail::mark_component_start(root_bitmap, root);
+  }
+};
+
+// FinalLabeling: the component's consecutive label to the block's foreground voxels, 0 to its
+// background voxels, from the mask and the block's root (Compression left it in the key's slot).
+template <int Connectivity>
+struct UfbFinalLabeling {
+  const std::uint8_t* mask;
+  std::uint32_t* labels;
+  const std::uint32_t* parents;
+  const std::uint32_t* root_bitmap;
+  const std::uint32_t* words_before;
+  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
+    // The top pair's slot is read beside the mask, not after it: the block's key is the top pair
+    // whenever that slot holds a root, so the step waits for one load fewer.
+    const std::uint32_t foreground = block_foreground<Connectivity>(mask, grid, block);
+    std::uint32_t root = parents[block.pair];
+    if (block_rows(Connectivity) == 2 && root == kNoPair && block.y + 1 < grid.ny) {
+      root = parents[block.pair + grid.pairs_x];
+    }
+    const std::uint32_t label =
+        root == kNoPair ? 0 : detail::component_label(root_bitmap, words_before, root);
+    const bool whole_pairs = 2 * block.i + 1 < grid.nx;
+    for (std::uint32_t ly = 0; ly < block_rows(Connectivity); ++ly) {
+      if (ly > 0 && block.y + ly >= grid.ny) break;
+      const std::uint32_t index = block.voxel + ly * grid.row;
+      const std::uint32_t first = (foreground >> (2 * ly)) & 1 ? label : 0;
+      const std::uint32_t second = (foreground >> (2 * ly + 1)) & 1 ? label : 0;
+#if defined(__CUDA_ARCH__)
+      // One 8-byte store for an aligned pair: this step is bound by memory.
+      if (whole_pairs && index % 2 == 0) {
+        *reinterpret_cast<uint2*>(labels + index) = {first, second};
+        continue;
+      }
+#endif
+      labels[index] = first;
+      if (whole_pairs) labels[index + 1] = second;
+    }
+  }
+};
+
+}  // namespace volccl::kernels3d

@@ -1,0 +1,180 @@
+// Properties of UFB's block logic (kernels3d/ufb_logic_3d.h) that the labeling tests could miss
+// because they hold only for rare configurations: the run minimum of a segment's votes, the
+// window's dilations against the connectivities' definitions, and the pair key of every window
+// position.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+
+#include "kernels3d/ufb_logic_3d.h"
+
+namespace volccl::test {
+namespace {
+
+using kernels3d::PairBlock;
+using kernels3d::PairGrid;
+
+// The lane of the smallest key in `lane`'s run, by walking the lanes one at a time.
+kernels3d::RunMinimum run_minimum_by_walking(std::uint32_t linked, std::uint32_t top,
+                                             std::uint32_t lane) {
+  std::uint32_t first = lane, last = lane;
+  while (first > 0 && ((linked >> first) & 1)) --first;
+  while (last < 31 && ((linked >> (last + 1)) & 1)) ++last;
+  for (std::uint32_t l = first; l <= last; ++l) {
+    if ((top >> l) & 1) return {l, true};
+  }
+  return {first, false};
+}
+
+TEST(UfbLogic3d, RunMinimumMatchesAWalkOverTheLanes) {
+  std::mt19937 random(12345);
+  for (int trial = 0; trial < 20000; ++trial) {
+    // Sparse and dense votes both; lane 0 never links to the left.
+    const std::uint32_t linked = (trial % 2 ? random() | random() : random() & random()) & ~1u;
+    const std::uint32_t top = trial % 3 ? random() : random() & random() & random();
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      const kernels3d::RunMinimum expected = run_minimum_by_walking(linked, top, lane);
+      const kernels3d::RunMinimum actual = kernels3d::run_minimum(linked, top, lane);
+      ASSERT_EQ(actual.lane, expected.lane) << std::hex << linked << " " << top << " " << lane;
+      ASSERT_EQ(actual.top, expected.top) << std::hex << linked << " " << top << " " << lane;
+    }
+  }
+}
+
+struct Position {
+  int x, y, layer;
+};
+
+Position position(int p) { return {p & 3, (p >> 2) & 3, p >> 4}; }
+
+// Whether two window positions are neighbours under the connectivity (city-block distance
+// at most 1 for 6, at most 2 with no axis apart by more than 1 for 18).
+bool adjacent(int p, int q, int connectivity) {
+  const Position a = position(p), b = position(q);
+  const int dx = std::abs(a.x - b.x), dy = std::abs(a.y - b.y), dz = std::abs(a.layer - b.layer);
+  if (dx > 1 || dy > 1 || dx + dy + dz == 0) return false;
+  return dx + dy + dz <= (connectivity == 6 ? 1 : 2);
+}
+
+template <int Connectivity>
+void expect_dilation_matches_adjacency() {
+  for (int p = 0; p < 32; ++p) {
+    std::uint32_t expected = 1u << p;
+    for (int q = 0; q < 32; ++q) {
+      if (adjacent(p, q, Connectivity)) expected |= 1u << q;
+    }
+    EXPECT_EQ(kernels3d::dilate<Connectivity>(1u << p), expected)
+        << Connectivity << "-connectivity, position " << p;
+  }
+}
+
+TEST(UfbLogic3d, DilationsAreTheConnectivities) {
+  expect_dilation_matches_adjacency<6>();
+  expect_dilation_matches_adjacency<18>();
+}
+
+// Every window position inside the volume maps to the key of the pair that holds its voxel, and
+// the window's lower positions are exactly those of blocks before the block in raster order.
+template <int Connectivity>
+void expect_window_keys(Extent3 extent) {
+  const PairGrid grid = kernels3d::make_pair_grid(extent, Connectivity);
+  constexpr std::uint32_t rows = kernels3d::block_rows(Connectivity);
+  for (std::uint32_t z = 0; z < grid.nz; ++z) {
+    for (std::uint32_t j = 0; j < grid.blocks_y; ++j) {
+      for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
+        const PairBlock block = kernels3d::pair_block_at<Connectivity>(grid, i, j, z);
+        const std::uint32_t inside = kernels3d::window_inside_volume<Connectivity>(grid, block);
+        for (int p = 0; p < 32; ++p) {
+          if (((inside >> p) & 1) == 0) continue;
+          const Position c = position(p);
+          const std::uint32_t x = 2 * i + c.x - 1, y = block.y + c.y - 1, vz = z + c.layer - 1;
+          ASSERT_LT(x, grid.nx);
+          ASSERT_LT(y, grid.ny);
+          const std::uint32_t key = (vz * grid.ny + y) * grid.pairs_x + x / 2;
+          ASSERT_EQ(kernels3d::window_key(grid, block, p), key) << "position " << p;
+          // The block of this voxel, and whether it precedes ours.
+          const std::uint64_t other =
+              (std::uint64_t{vz} * grid.blocks_y + y / rows) * grid.pairs_x + x / 2;
+          const std::uint64_t ours = (std::uint64_t{z} * grid.blocks_y + j) * grid.pairs_x + i;
+          const bool in_lower = (kernels3d::lower_window<Connectivity>() >> p) & 1;
+          if (in_lower) {
+            EXPECT_LT(other, ours) << "position " << p;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(UfbLogic3d, WindowKeysAndLowerBlocks) {
+  for (const Extent3& extent :
+       {Extent3{7, 5, 3}, Extent3{8, 6, 2}, Extent3{1, 3, 2}, Extent3{2, 1, 3}, Extent3{5, 4, 4}}) {
+    expect_window_keys<6>(extent);
+    expect_window_keys<18>(extent);
+  }
+}
+
+// Every voxel of a lower neighbour block that touches one of the block's voxels lies in the
+// window's lower positions (else Merge would miss a contact).
+template <int Connectivity>
+void expect_window_holds_every_contact() {
+  constexpr std::uint32_t own = Connectivity == 6 ? 0x00600000u : 0x06600000u;
+  std::uint32_t reach = 0;
+  for (int p = 0; p < 32; ++p) {
+    if ((own >> p) & 1) reach |= kernels3d::dilate<Connectivity>(1u << p);
+  }
+  // Everything the block's voxels reach is its own, lower, or (in its slice) after it.
+  const std::uint32_t after =
+      Connectivity == 6 ? 0xFF800000u /* cx 3 of its row, rows below */ : 0xF8800000u;
+  EXPECT_EQ(reach & ~own & ~kernels3d::lower_window<Connectivity>() & ~after, 0u)
+      << std::hex << reach;
+  EXPECT_EQ(reach & 0xFFFFu & ~kernels3d::lower_window<Connectivity>(), 0u) << std::hex << reach;
+}
+
+TEST(UfbLogic3d, WindowHoldsEveryContact) {
+  expect_window_holds_every_contact<6>();
+  expect_window_holds_every_contact<18>();
+}
+
+// UfbMerge takes all candidates of an 18-connectivity block for one cluster when all are
+// foreground. That holds if the candidates of every foreground pattern of the block are
+// 18-connected in every cut of the window that the volume's faces make, which blocks of small
+// volumes meet: at each face, one voxel from it, and the far faces of odd sizes.
+TEST(UfbLogic3d, CandidatePositionsAt18AreAlwaysConnected) {
+  int cases = 0;
+  for (std::uint64_t nz = 1; nz <= 3; ++nz) {
+    for (std::uint64_t ny = 1; ny <= 6; ++ny) {
+      for (std::uint64_t nx = 1; nx <= 6; ++nx) {
+        const PairGrid grid = kernels3d::make_pair_grid({nx, ny, nz}, 18);
+        for (std::uint32_t z = 0; z < grid.nz; ++z) {
+          for (std::uint32_t j = 0; j < grid.blocks_y; ++j) {
+            for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
+              const PairBlock block = kernels3d::pair_block_at<18>(grid, i, j, z);
+              const std::uint32_t inside = kernels3d::window_inside_volume<18>(grid, block);
+              const std::uint32_t existing = kernels3d::existing_voxels<18>(grid, block);
+              for (std::uint32_t foreground = 1; foreground < 16; ++foreground) {
+                if ((foreground & ~existing) != 0) continue;
+                const std::uint32_t candidates =
+                    kernels3d::dilate<18>(kernels3d::block_positions(foreground)) &
+                    kernels3d::lower_window<18>() & inside;
+                if (candidates == 0) continue;
+                const std::uint32_t cluster = kernels3d::cluster_of<18>(
+                    candidates & (~candidates + 1), candidates, candidates);
+                ASSERT_EQ(cluster, candidates)
+                    << nx << "x" << ny << "x" << nz << " block " << i << "," << j << "," << z
+                    << " foreground " << foreground;
+                ++cases;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 1000);
+}
+
+}  // namespace
+}  // namespace volccl::test
