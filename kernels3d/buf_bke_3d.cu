@@ -1,6 +1,6 @@
 // CUDA backend of the 3D block-based labelers BUF, BUF-IC, BKE and BKE-IC (BUF/BKE paper Sec.
 // 5.1-5.3, Alg. 2): one thread per 2x2x2 block, one kernel per step of block_logic_3d.h, then
-// the raster-order ranking of the roots (raster_rank.h) with a CUB scan, then FinalLabeling.
+// the raster-order ranking of the roots (raster_rank.h, raster_rank.cu), then FinalLabeling.
 #include <algorithm>
 #include <cstdint>
 

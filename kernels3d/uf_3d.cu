@@ -1,6 +1,6 @@
 // CUDA backend of UF, the 3D voxel union-find for 6-, 18- and 26-connectivity (uf_logic_3d.h):
 // one thread per 4 voxels, a warp per 128-voxel segment of a row, one kernel per step, then the
-// raster-order ranking of the roots with a CUB scan.
+// raster-order ranking of the roots (core/src/raster_rank.cu).
 #include <algorithm>
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // CUDA backend of UFB, the 3D union-find over 2x1x1 (6-connectivity) or 2x2x1 (18) blocks
 // (ufb_logic_3d.h): one thread per block, a warp per segment of 32 blocks of a row, one kernel
-// per step, then the raster-order ranking of the root pairs with a CUB scan.
+// per step, then the raster-order ranking of the root pairs (core/src/raster_rank.cu).
 #include <algorithm>
 #include <cstdint>
 

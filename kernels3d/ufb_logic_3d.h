@@ -36,6 +36,7 @@
 
 namespace volccl::kernels3d {
 
+using detail::highest_bit;
 using detail::lowest_bit;
 
 constexpr std::uint32_t kNoPair = 0xFFFFFFFFu;  // the slot of a pair without foreground
@@ -127,14 +128,6 @@ VOLCCL_HD bool touches_left(const std::uint8_t* mask, const PairGrid& grid, cons
   return left;
 }
 
-VOLCCL_HD std::uint32_t highest_bit(std::uint32_t bits) {
-#if defined(__CUDA_ARCH__)
-  return 31 - __clz(static_cast<int>(bits));
-#else
-  return 31 - __builtin_clz(bits);
-#endif
-}
-
 // The lane whose key is the smallest of `lane`'s run of touching blocks in a segment, given a
 // bit per lane of the segment: `linked` (the block touches its left neighbour, lane 0 never),
 // `top` (the block's top row has foreground). A run's smallest key is its first top pair, since
@@ -147,7 +140,7 @@ struct RunMinimum {
 VOLCCL_HD RunMinimum run_minimum(std::uint32_t linked, std::uint32_t top, std::uint32_t lane) {
   const std::uint32_t starts = ~linked;
   const std::uint32_t up_to_lane = lane == 31 ? 0xFFFFFFFFu : (2u << lane) - 1;
-  const std::uint32_t first = highest_bit(starts & up_to_lane);
+  const auto first = static_cast<std::uint32_t>(highest_bit(starts & up_to_lane));
   const std::uint32_t next_starts = starts & ~up_to_lane;
   const std::uint32_t run =
       (next_starts == 0 ? 0xFFFFFFFFu : (next_starts & (~next_starts + 1)) - 1) &

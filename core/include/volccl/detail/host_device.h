@@ -110,6 +110,15 @@ VOLCCL_HD int lowest_bit(std::uint32_t bits) {
 #endif
 }
 
+// Index of the highest set bit; `bits` must not be 0.
+VOLCCL_HD int highest_bit(std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return 31 - __clz(static_cast<int>(bits));
+#else
+  return 31 - __builtin_clz(bits);
+#endif
+}
+
 VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint32_t>(__popc(bits));
