@@ -305,9 +305,9 @@ TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
   ASSERT_TRUE(matches_reference(volume, options));
 }
 
-// Algorithm::automatic, the default, picks BUF for 26-connectivity and UFB for 6 and 18, and
-// says so in algorithm_used.
-TEST(AutomaticAlgorithm, BufAt26AndUfbAt6And18) {
+// Algorithm::automatic, the default, picks BUF for 26-connectivity and for 6 and 18 UFB on CUDA,
+// UF on the CPU, and says so in algorithm_used.
+TEST(AutomaticAlgorithm, BufAt26AndUfbOrUfAt6And18) {
   EXPECT_EQ(LabelOptions{}.algorithm, Algorithm::automatic);
   const Volume volume = data::random_granular({33, 17, 9}, 0.5, 1, 11);
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
@@ -317,7 +317,10 @@ TEST(AutomaticAlgorithm, BufAt26AndUfbAt6And18) {
       options.connectivity = connectivity;
       options.backend = backend;
       const VolcclRun run = run_volccl(volume, options);
-      EXPECT_EQ(run.result.algorithm_used, connectivity == 26 ? Algorithm::buf : Algorithm::ufb)
+      const Algorithm expected = connectivity == 26         ? Algorithm::buf
+                                 : backend == Backend::cuda ? Algorithm::ufb
+                                                            : Algorithm::uf;
+      EXPECT_EQ(run.result.algorithm_used, expected)
           << connectivity << "-connectivity on " << to_string(backend);
       ASSERT_TRUE(matches_reference(volume, options));
     }

@@ -81,7 +81,7 @@ Algorithm expected_algorithm(const LabelOptions& options) {
     case 26:
       return Algorithm::buf;
     default:
-      return Algorithm::ufb;
+      return expected_backend(options.backend) == Backend::cuda ? Algorithm::ufb : Algorithm::uf;
   }
 }
 

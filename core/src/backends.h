@@ -9,8 +9,9 @@
 
 namespace volccl::detail {
 
-// The options with Algorithm::automatic replaced by the algorithm it stands for.
-LabelOptions resolve_algorithm(const LabelOptions& options);
+// The options with Algorithm::automatic replaced by the algorithm it stands for on `backend`
+// (cuda or cpu).
+LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend);
 
 // Throws InvalidArgument unless the components of `extent` can be measured with the resolved
 // options' statistics strategy.

@@ -301,7 +301,7 @@ LabelOptions checked_device_request(const std::uint8_t* device_mask, Extent3 ext
     throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
-  return detail::resolve_algorithm(requested);
+  return detail::resolve_algorithm(requested, Backend::cuda);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ void validate(Extent3 extent, const LabelOptions& options) {
 
 namespace detail {
 
-LabelOptions resolve_algorithm(const LabelOptions& options) {
+LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend) {
   LabelOptions resolved = options;
   if (options.algorithm == Algorithm::automatic) {
     switch (options.connectivity) {
@@ -75,7 +75,7 @@ LabelOptions resolve_algorithm(const LabelOptions& options) {
         resolved.algorithm = Algorithm::buf;
         break;
       default:
-        resolved.algorithm = Algorithm::ufb;
+        resolved.algorithm = backend == Backend::cuda ? Algorithm::ufb : Algorithm::uf;
     }
   }
   return resolved;
@@ -124,16 +124,17 @@ namespace {
 LabelOptions checked_request(const std::uint8_t* mask, Extent3 extent, const std::uint32_t* labels,
                              const LabelOptions& requested) {
   validate(extent, requested);
-  LabelOptions options = detail::resolve_algorithm(requested);
   if (mask == nullptr || labels == nullptr) {
     throw InvalidArgument("volccl::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
-  const bool use_cuda = options.backend == Backend::cuda ||
-                        (options.backend == Backend::automatic && cuda_available());
+  const bool use_cuda = requested.backend == Backend::cuda ||
+                        (requested.backend == Backend::automatic && cuda_available());
   if (use_cuda && !cuda_available()) {
     throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
   }
+  LabelOptions options =
+      detail::resolve_algorithm(requested, use_cuda ? Backend::cuda : Backend::cpu);
   options.backend = use_cuda ? Backend::cuda : Backend::cpu;
   return options;
 }

@@ -36,9 +36,14 @@ ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic", "uf")
 # The algorithms of 2D images, and those of them that take 4-connectivity.
 ALGORITHMS_2D = ("buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm")
 ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64", "le", "tm")
-# The algorithms of 6 and 18, and the one auto picks there.
+# The algorithms of 6 and 18.
 ALGORITHMS_6_18 = ("uf", "ufb")
-AUTO_6_18 = "ufb"
+
+
+def auto_6_18(device):
+    """What auto picks at 6 and 18 on the device of a summary line ("CPU, N threads" or "CUDA:
+    ...") or of --timings' JSON ("cpu" or "cuda")."""
+    return "uf" if device.lower().startswith("cpu") else "ufb"
 
 CASES = {}
 
@@ -311,10 +316,11 @@ def sample_at_6_and_18(cli, work):
             result = cli.run("label", cli.sample, "--otsu", "--connectivity", str(connectivity),
                              "--algorithm", algorithm, "--device", "cpu", "-o", output, cwd=work)
             expect_success(result)
-            size, count, used, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
+            size, count, used, said_connectivity, device = parse_summary(
+                result.stdout.rstrip("\n"))
+            expected_used = auto_6_18(device) if algorithm == "auto" else algorithm
             expect((size, count, used, said_connectivity) ==
-                   (SAMPLE_SIZE, components, AUTO_6_18 if algorithm == "auto" else algorithm,
-                    connectivity),
+                   (SAMPLE_SIZE, components, expected_used, connectivity),
                    f"unexpected summary {result.stdout!r}")
             expect(list(read_meta(os.path.join(work, output))[1]) == expected,
                    f"{algorithm} labels at {connectivity}-connectivity differ from the oracle's")
@@ -339,10 +345,11 @@ def connectivity_6_18_26(cli, work):
                                  "--algorithm", algorithm, "-o", "labels.mha", "--force",
                                  cwd=work)
                 expect_success(result)
-                _, count, used, said_connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
+                _, count, used, said_connectivity, device = parse_summary(
+                    result.stdout.rstrip("\n"))
                 expected_used = algorithm
                 if algorithm == "auto":
-                    expected_used = "buf" if connectivity == 26 else AUTO_6_18
+                    expected_used = "buf" if connectivity == 26 else auto_6_18(device)
                 expect((count, used, said_connectivity) ==
                        (counts[name, connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")
@@ -813,8 +820,10 @@ def timings_json(cli, work):
     expect_success(six)
     timings = json.loads(six.stdout)
     expect((timings["components"], timings["algorithm"], timings["connectivity"]) ==
-           (SAMPLE_OTSU_COMPONENTS_6, AUTO_6_18, 6), f"--connectivity 6: {timings}")
-    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (AUTO_6_18, 6), describe(six))
+           (SAMPLE_OTSU_COMPONENTS_6, auto_6_18(timings["device"]), 6),
+           f"--connectivity 6: {timings}")
+    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (auto_6_18(timings["device"]), 6),
+           describe(six))
 
 
 @case

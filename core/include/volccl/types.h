@@ -61,9 +61,10 @@ constexpr bool is_2d_connectivity(int connectivity) {
 
 struct LabelOptions {
   // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md), UFB for 6 and 18 (as fast as UF or faster on every
-  // benchmark volume, bench/NOTES.md), BKE-IC for 8 and HA4-64 for 4 (the fastest over YACCLAB's 2D
-  // granularity images, geometric mean).
+  // benchmark volumes, bench/RESULTS.md); for 6 and 18, UFB on CUDA (as fast as UF or faster on
+  // every benchmark volume, bench/NOTES.md) and UF on the CPU (where UFB's Merge, a cluster
+  // search per block, makes it 1.0-1.4x slower); BKE-IC for 8 and HA4-64 for 4 (the fastest over
+  // YACCLAB's 2D granularity images, geometric mean).
   Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
   // Volumes: 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). 2D images
