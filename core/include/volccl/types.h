@@ -61,9 +61,9 @@ constexpr bool is_2d_connectivity(int connectivity) {
 
 struct LabelOptions {
   // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md); for 6 and 18, UFB on CUDA (as fast as UF or faster on
-  // every benchmark volume, bench/NOTES.md) and UF on the CPU (where UFB's Merge, a cluster
-  // search per block, makes it 1.0-1.4x slower); BKE-IC for 8 and HA4-64 for 4 (the fastest over
+  // benchmark volumes, bench/RESULTS.md); for 6 and 18, UFB on CUDA (1.1-4.6x faster than UF on
+  // the large benchmark volumes, 10 % slower on the small ones at 6, bench/RESULTS.md) and UF on
+  // the CPU (where UFB is 1.0-1.4x slower); BKE-IC for 8 and HA4-64 for 4 (the fastest over
   // YACCLAB's 2D granularity images, geometric mean).
   Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
