@@ -1,7 +1,6 @@
 // CUDA backend of the 3D block-based labelers BUF, BUF-IC, BKE and BKE-IC (BUF/BKE paper Sec.
 // 5.1-5.3, Alg. 2): one thread per 2x2x2 block, one kernel per step of block_logic_3d.h, then
 // the raster-order ranking of the roots (raster_rank.h, raster_rank.cu), then FinalLabeling.
-#include <algorithm>
 #include <cstdint>
 
 #include "block_moments.cuh"
@@ -15,9 +14,6 @@ namespace {
 
 using kernels3d::BlockGrid;
 
-// gridDim.z is limited to 65535; taller volumes are launched in slabs of block layers.
-constexpr std::uint32_t kMaxGridLayers = 65535;
-
 template <class Step>
 __global__ void for_each_block(BlockGrid grid, std::uint32_t first_layer, Step step) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -30,14 +26,10 @@ template <class Step>
 void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
   // A warp spans 32 blocks of one row: 64 consecutive input bytes and 256 output bytes per
   // voxel row it touches.
-  const dim3 threads(32, 4);
-  for (std::uint32_t first = 0; first < grid.blocks_z; first += kMaxGridLayers) {
-    const std::uint32_t layers = std::min(kMaxGridLayers, grid.blocks_z - first);
-    const dim3 blocks((grid.blocks_x + threads.x - 1) / threads.x,
-                      (grid.blocks_y + threads.y - 1) / threads.y, layers);
-    for_each_block<<<blocks, threads, 0, stream>>>(grid, first, step);
-    VOLCCL_CUDA_CHECK(cudaGetLastError());
-  }
+  launch_in_slabs(grid.blocks_x, grid.blocks_y, grid.blocks_z,
+                  [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+                    for_each_block<<<blocks, threads, 0, stream>>>(grid, first, step);
+                  });
 }
 
 }  // namespace

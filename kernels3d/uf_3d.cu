@@ -1,7 +1,6 @@
 // CUDA backend of UF, the 3D voxel union-find for 6-, 18- and 26-connectivity (uf_logic_3d.h):
 // one thread per 4 voxels, a warp per 128-voxel segment of a row, one kernel per step, then the
 // raster-order ranking of the roots (core/src/raster_rank.cu).
-#include <algorithm>
 #include <cstdint>
 
 #include "cuda_backends.h"
@@ -15,8 +14,6 @@ using kernels3d::kVoxelsPerThread;
 using kernels3d::Quad;
 using kernels3d::VoxelGrid;
 
-constexpr std::uint32_t kRowsPerThreadBlock = 4;
-constexpr std::uint32_t kMaxGridSlices = 65535;  // gridDim.z
 constexpr std::uint32_t kWarp = 32;
 
 // The quad of this thread: a warp (blockDim.x == 32) covers one 128-voxel segment of a row.
@@ -67,15 +64,8 @@ __global__ void for_each_quad(VoxelGrid grid, std::uint32_t first_slice, Step st
 // `voxels_per_thread_x`: how many voxels of a row each thread takes (1 or kVoxelsPerThread).
 template <class Launch>
 void launch_over_slices(const VoxelGrid& grid, std::uint32_t voxels_per_thread_x, Launch launch) {
-  const dim3 threads(kWarp, kRowsPerThreadBlock);
-  const std::uint32_t voxels_per_block_x = kWarp * voxels_per_thread_x;
-  for (std::uint32_t first = 0; first < grid.nz; first += kMaxGridSlices) {
-    const dim3 blocks((grid.nx + voxels_per_block_x - 1) / voxels_per_block_x,
-                      (grid.ny + kRowsPerThreadBlock - 1) / kRowsPerThreadBlock,
-                      std::min(kMaxGridSlices, grid.nz - first));
-    launch(blocks, threads, first);
-    VOLCCL_CUDA_CHECK(cudaGetLastError());
-  }
+  launch_in_slabs((grid.nx + voxels_per_thread_x - 1) / voxels_per_thread_x, grid.ny, grid.nz,
+                  launch);
 }
 
 template <class Step>

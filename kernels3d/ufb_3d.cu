@@ -1,7 +1,6 @@
 // CUDA backend of UFB, the 3D union-find over 2x1x1 (6-connectivity) or 2x2x1 (18) blocks
 // (ufb_logic_3d.h): one thread per block, a warp per segment of 32 blocks of a row, one kernel
 // per step, then the raster-order ranking of the root pairs (core/src/raster_rank.cu).
-#include <algorithm>
 #include <cstdint>
 
 #include "cuda_backends.h"
@@ -14,10 +13,8 @@ namespace {
 using kernels3d::PairBlock;
 using kernels3d::PairGrid;
 
-// Rows of blocks per thread block (128 threads): 8 and 16 rows measured no faster
-// (bench/NOTES.md, UFB).
-constexpr std::uint32_t kRowsPerThreadBlock = 4;
-constexpr std::uint32_t kMaxGridSlices = 65535;  // gridDim.z
+// Thread blocks of kLaunchRows = 4 rows of blocks (cuda_support.cuh): 8 and 16 rows measured no
+// faster (bench/NOTES.md, UFB).
 constexpr std::uint32_t kWarp = 32;
 static_assert(kernels3d::kBlocksPerSegment == kWarp, "a segment is a warp's blocks");
 
@@ -56,14 +53,7 @@ __global__ void for_each_block(PairGrid grid, std::uint32_t first_slice, Step st
 
 template <class Launch>
 void launch_over_slices(const PairGrid& grid, Launch launch) {
-  const dim3 threads(kWarp, kRowsPerThreadBlock);
-  for (std::uint32_t first = 0; first < grid.nz; first += kMaxGridSlices) {
-    const dim3 blocks((grid.pairs_x + kWarp - 1) / kWarp,
-                      (grid.blocks_y + kRowsPerThreadBlock - 1) / kRowsPerThreadBlock,
-                      std::min(kMaxGridSlices, grid.nz - first));
-    launch(blocks, threads, first);
-    VOLCCL_CUDA_CHECK(cudaGetLastError());
-  }
+  launch_in_slabs(grid.pairs_x, grid.blocks_y, grid.nz, launch);
 }
 
 template <int Connectivity>

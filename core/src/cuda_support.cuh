@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -35,6 +36,25 @@ namespace volccl::detail {
 // freed memory for the next call (as CuPy's pool does), so repeated labeling of same-sized
 // volumes allocates in microseconds. Throws OutOfDeviceMemory naming `what` and the bytes.
 void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what);
+
+// The 3D labelers' launch shape: thread blocks of 32 x kLaunchRows threads over a grid of
+// `columns` x `rows` x `slices` work items (voxels, quads, pairs or blocks), a warp per 32
+// consecutive items of a row. gridDim.z stops at 65535, so a deeper grid is launched in slabs:
+// launch(blocks, threads, first_slice) once per slab, its kernel adding first_slice to
+// blockIdx.z.
+constexpr std::uint32_t kLaunchRows = 4;
+template <class Launch>
+void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t slices,
+                     Launch launch) {
+  constexpr std::uint32_t kMaxSlices = 65535;
+  const dim3 threads(32, kLaunchRows);
+  for (std::uint32_t first = 0; first < slices; first += kMaxSlices) {
+    const dim3 blocks((columns + 31) / 32, (rows + kLaunchRows - 1) / kLaunchRows,
+                      std::min(kMaxSlices, slices - first));
+    launch(blocks, threads, first);
+    VOLCCL_CUDA_CHECK(cudaGetLastError());
+  }
+}
 
 // A stream-ordered device array; freed on its stream when it goes out of scope.
 template <class T>
