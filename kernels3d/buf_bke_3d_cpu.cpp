@@ -15,15 +15,9 @@ using kernels3d::BlockGrid;
 
 template <class Step>
 void for_each_block(const BlockGrid& grid, unsigned threads, const Step& step) {
-  const std::uint64_t block_rows = std::uint64_t{grid.blocks_y} * grid.blocks_z;
-  parallel_for(block_rows, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
-      const auto k = static_cast<std::uint32_t>(r / grid.blocks_y);
-      const auto j = static_cast<std::uint32_t>(r % grid.blocks_y);
-      for (std::uint32_t i = 0; i < grid.blocks_x; ++i) {
-        step(grid, kernels3d::block_at(grid, i, j, k));
-      }
-    }
+  parallel_for_rows(grid.blocks_y, grid.blocks_z, threads, [&](std::uint32_t j, std::uint32_t k) {
+    for (std::uint32_t i = 0; i < grid.blocks_x; ++i)
+      step(grid, kernels3d::block_at(grid, i, j, k));
   });
 }
 

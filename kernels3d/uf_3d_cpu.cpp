@@ -18,13 +18,8 @@ using kernels3d::VoxelGrid;
 // Calls row_body(y, z, first index of the row) for every row, rows split among threads.
 template <class RowBody>
 void for_each_row(const VoxelGrid& grid, unsigned threads, const RowBody& row_body) {
-  const std::uint64_t rows = std::uint64_t{grid.ny} * grid.nz;
-  parallel_for(rows, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
-      const auto y = static_cast<std::uint32_t>(r % grid.ny);
-      const auto z = static_cast<std::uint32_t>(r / grid.ny);
-      row_body(y, z, z * grid.slice + y * grid.row);
-    }
+  parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
+    row_body(y, z, z * grid.slice + y * grid.row);
   });
 }
 

@@ -16,21 +16,9 @@ using kernels3d::kBlocksPerSegment;
 using kernels3d::PairBlock;
 using kernels3d::PairGrid;
 
-// Calls row_body(j, z) for every row of blocks, rows split among threads.
-template <class RowBody>
-void for_each_block_row(const PairGrid& grid, unsigned threads, const RowBody& row_body) {
-  const std::uint64_t rows = std::uint64_t{grid.blocks_y} * grid.nz;
-  parallel_for(rows, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t r = begin; r < end; ++r) {
-      row_body(static_cast<std::uint32_t>(r % grid.blocks_y),
-               static_cast<std::uint32_t>(r / grid.blocks_y));
-    }
-  });
-}
-
 template <int Connectivity, class Step>
 void for_each_block(const PairGrid& grid, unsigned threads, const Step& step) {
-  for_each_block_row(grid, threads, [&](std::uint32_t j, std::uint32_t z) {
+  parallel_for_rows(grid.blocks_y, grid.nz, threads, [&](std::uint32_t j, std::uint32_t z) {
     for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
       step(grid, kernels3d::pair_block_at<Connectivity>(grid, i, j, z));
     }
@@ -41,7 +29,7 @@ template <int Connectivity>
 void initialize(const std::uint8_t* mask, std::uint32_t* parents, const PairGrid& grid,
                 unsigned threads) {
   const kernels3d::UfbInitialize<Connectivity> step{parents};
-  for_each_block_row(grid, threads, [&](std::uint32_t j, std::uint32_t z) {
+  parallel_for_rows(grid.blocks_y, grid.nz, threads, [&](std::uint32_t j, std::uint32_t z) {
     for (std::uint32_t segment = 0; segment < grid.pairs_x; segment += kBlocksPerSegment) {
       const std::uint32_t lanes = std::min(kBlocksPerSegment, grid.pairs_x - segment);
       PairBlock blocks[kBlocksPerSegment];

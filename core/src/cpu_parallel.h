@@ -16,6 +16,18 @@ unsigned resolve_thread_count(unsigned requested);
 void parallel_for(std::uint64_t count, unsigned threads,
                   const std::function<void(std::uint64_t begin, std::uint64_t end)>& body);
 
+// Calls row_body(row, slice) for each of the `rows` x `slices` rows of a volume (of voxels or of
+// blocks), contiguous runs of rows to each worker.
+template <class RowBody>
+void parallel_for_rows(std::uint32_t rows, std::uint32_t slices, unsigned threads,
+                       const RowBody& row_body) {
+  parallel_for(std::uint64_t{rows} * slices, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t r = begin; r < end; ++r) {
+      row_body(static_cast<std::uint32_t>(r % rows), static_cast<std::uint32_t>(r / rows));
+    }
+  });
+}
+
 // The frame of one labeling on the CPU, shared by every CPU labeler, as DeviceLabeling is on the
 // GPU: the clock of the whole call, the root bitmap and its ranks (their allocation timed), the
 // worker count, and the result they fill. A labeler runs its steps between end_step() calls,
