@@ -53,9 +53,15 @@ __device__ __forceinline__ void row_parts(const Moments& m, uint4* parts) {
   parts[7] = make_uint4(0, 0, 0, 0);
 }
 
-// Part `part` of a row of no voxels (no_moments()): zeros, and the minima at the largest index.
+// Part `part` of a row of no voxels (no_moments()), picked without indexing the array by a
+// variable, which would put it in local memory; the compiler folds the constants.
 __device__ __forceinline__ uint4 row_parts_of_empty_row(unsigned part) {
-  return part == 5 ? make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0) : make_uint4(0, 0, 0, 0);
+  uint4 parts[kRowParts];
+  row_parts(no_moments(), parts);
+  uint4 picked = parts[0];
+#pragma unroll
+  for (unsigned p = 1; p < kRowParts; ++p) picked = part == p ? parts[p] : picked;
+  return picked;
 }
 
 // A complete row that no other thread adds to.
