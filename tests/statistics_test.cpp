@@ -295,6 +295,24 @@ TEST(DeviceStatistics, MeasureArbitraryLabelImages) {
   EXPECT_THROW(cuda::measure(device_labels.data(), extent, 39), InvalidArgument);
 }
 
+// A label in pieces far apart, each inside one of the Late pass's regions (64 x 16 x 8) and off
+// its faces: every piece adds to the row, none replaces it.
+TEST(DeviceStatistics, MeasureLabelsInPiecesAcrossRegions) {
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  const Extent3 extent{200, 40, 20};
+  std::vector<std::uint32_t> labels(extent.voxel_count(), 0);
+  const auto at = [&](std::uint64_t x, std::uint64_t y, std::uint64_t z) -> std::uint32_t& {
+    return labels[(z * extent.y + y) * extent.x + x];
+  };
+  at(10, 5, 3) = at(11, 5, 3) = 1;
+  at(130, 5, 3) = 1;
+  at(70, 25, 12) = 1;
+  at(30, 20, 10) = 2;
+  const DeviceArray<std::uint32_t> device_labels(labels);
+  ASSERT_TRUE(tables_equal(voxel_sums(labels, extent, 2),
+                           cuda::measure(device_labels.data(), extent, 2).to_host()));
+}
+
 // volccl::cuda::label and cuda::measure with the labels and the table left on the device.
 TEST(DeviceStatistics, TablesStayOnTheDeviceAndMatchTheHost) {
   if (!cuda_available()) GTEST_SKIP() << cuda_device_description();

@@ -46,8 +46,10 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
 
 // The Late pass (moments_late.cu): adds the moments of every label of `device_labels` to
 // `table`; labels above `count` are left out and the largest of them is written to
-// `largest_unknown_label` unless it is null. `device_mask`, when not null, is nonzero exactly
-// where the labels are: the labeler's input, which lets the pass skip background.
+// `largest_unknown_label` unless it is null. `device_mask`, when not null, is the labeler's input,
+// nonzero exactly where the labels are, and says that the labels are connected components: the
+// pass then skips background and stores the rows of components inside one region without
+// atomics. Null for any other label image.
 void accumulate_late_moments(const std::uint32_t* device_labels, const std::uint8_t* device_mask,
                              Extent3 extent, ComponentMoments* table, std::uint32_t count,
                              std::uint32_t* largest_unknown_label, void* stream);

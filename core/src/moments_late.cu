@@ -4,14 +4,15 @@
 // offers its voxels of its next label, summed relative to its warp's 32 x 8 rectangle and packed
 // into three words (PackedWarpSums); lanes of the same label reduce them with four warp
 // intrinsics, and the group's leader adds them, relative to the region's origin, to the region's
-// table of 32-bit sums in shared memory (moments.cuh). A label whose bounding box in the region
-// touches a face shared with another region may cross it, and its sums go to the global table
-// by atomics (one per moment); every other label lies wholly inside, and its row is written with
-// plain stores. Random volumes are mostly components of a few voxels, and atomics on the 16
-// moments of millions of rows cost several times the labeling (bench/NOTES.md); a component
-// crossing many regions costs one atomic per moment and region. The bounding box decides
-// without reading beyond the region, where reading its one-voxel shell did (NOTES S-4). Also the
-// device table of moments (volccl::cuda::DeviceMoments).
+// table of 32-bit sums in shared memory (moments.cuh). After labeling, where labels are
+// connected components, a label whose bounding box in the region touches a face shared with
+// another region may cross it, and its sums go to the global table by atomics (one per moment);
+// every other label lies wholly inside, and its row is written with plain stores. Random volumes
+// are mostly components of a few voxels, and atomics on the 16 moments of millions of rows cost
+// several times the labeling (bench/NOTES.md); a component crossing many regions costs one atomic
+// per moment and region. The bounding box decides without reading beyond the region, where reading
+// its one-voxel shell did (NOTES S-4). Also the device table of moments
+// (volccl::cuda::DeviceMoments).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -137,9 +138,12 @@ __device__ __forceinline__ Moments region_moments(const PackedWarpSums& sums, un
 }
 
 // What the pass reads. With the labeler's mask, a lane whose 8 voxels are background skips
-// their 32 bytes of labels: most of a sparse volume's. `whole_rows_aligned`: nx is a multiple
-// of 8 and the pointers of 16 and 8 bytes, so a lane's 8 voxels inside the volume take two
-// 16-byte loads and its mask one 8-byte load.
+// their 32 bytes of labels: most of a sparse volume's; and the labels are connected components,
+// so a label whose box keeps off the region's shared faces lies wholly inside (RegionBox). Without
+// it (volccl::cuda::measure of any label image, where one label may lie in pieces in several
+// regions) every row is added by atomics. `whole_rows_aligned`: nx is a multiple of 8 and the
+// pointers of 16 and 8 bytes, so a lane's 8 voxels inside the volume take two 16-byte loads and
+// its mask one 8-byte load.
 struct LateInput {
   const std::uint32_t* labels;
   const std::uint8_t* mask;  // null: labels alone (volccl::cuda::measure)
@@ -250,7 +254,7 @@ __global__ void __launch_bounds__(kThreads)
       {min(x_begin + kRegionWidth, grid.nx), min(y_begin + grid.region_height, grid.ny),
        min(z_begin + grid.region_depth, grid.nz)},
       {grid.nx, grid.ny, grid.nz}};
-  region.flush(table, origin, &box);
+  region.flush(table, origin, input.mask != nullptr ? &box : nullptr);
 }
 
 // Every 16-byte part of the table, padding included (a download copies whole records): zero but

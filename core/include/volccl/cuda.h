@@ -49,9 +49,9 @@ LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t
                   DeviceMoments& statistics, const LabelOptions& options = {},
                   void* stream = nullptr);
 
-// The moments of an existing label image in device memory (0 background, 1..component_count)
-// by the Late pass. Waits for the stream; throws InvalidArgument for a label above
-// component_count.
+// The moments of an existing label image in device memory (0 background, 1..component_count;
+// a label's voxels need not be connected) by the Late pass. Waits for the stream; throws
+// InvalidArgument for a label above component_count.
 DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
                       std::uint32_t component_count, void* stream = nullptr);
 
