@@ -40,8 +40,10 @@ bool operator==(const ComponentMoments& a, const ComponentMoments& b);
 //   runs of voxels along x are summed in registers, relative to the thread block's region,
 //   reduced across a warp with warp intrinsics and per region in shared memory; a label that
 //   may leave the region (its box there touches a face shared with another region) adds its
-//   sums to the table by atomics, one per moment, and the others are written with plain stores;
-//   when labeling and measuring in one call, background runs of the mask skip their labels.
+//   sums to the table by atomics, one per moment, and the others are written with plain stores,
+//   and background runs of the mask skip their labels: both when labeling and measuring in one
+//   call, where labels are connected components; cuda::measure of any label image adds every
+//   row by atomics.
 // - fused: gathered while the labels are written (HA4 paper Alg. 6's idea): BUF, BUF-IC, BKE
 //   and BKE-IC sum each 2x2x2 (2x2) block in registers in their final labeling step, LE and TM
 //   each pixel, which saves reading the labels back.
