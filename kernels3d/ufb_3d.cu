@@ -1,6 +1,6 @@
 // CUDA backend of UFB, the 3D union-find over 2x1x1 (6-connectivity) or 2x2x1 (18) blocks
-// (ufb_logic_3d.h): one thread per block, a warp per segment of 32 blocks of a row, one kernel
-// per step, then the raster-order ranking of the root pairs (core/src/raster_rank.cu).
+// (ufb_logic_3d.h): a warp per segment of 32 blocks of a row, one kernel per step, then the
+// raster-order ranking of the root pairs (core/src/raster_rank.cu).
 #include <cstdint>
 
 #include "cuda_backends.h"
@@ -16,13 +16,24 @@ using kernels3d::PairGrid;
 // Thread blocks of kLaunchRows = 4 rows of blocks (cuda_support.cuh): 8 and 16 rows measured no
 // faster (bench/NOTES.md, UFB).
 constexpr std::uint32_t kWarp = 32;
+constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 static_assert(kernels3d::kBlocksPerSegment == kWarp, "a segment is a warp's blocks");
 
-// The block of this thread: a warp (blockDim.x == 32) covers one segment of a row of blocks.
+// Rows of blocks per thread in the steps bound by memory (Initialization, root marking,
+// FinalLabeling): a thread issues the loads of all its rows before it uses any, so that more bytes
+// are in flight than one block's 2-4 (bench/NOTES.md, UFB-2). Merge takes one row: its Unions
+// diverge.
 template <int Connectivity>
-__device__ bool block_of_thread(const PairGrid& grid, std::uint32_t first_slice, PairBlock* block) {
+constexpr std::uint32_t kRowsPerThread = Connectivity == 6 ? 4 : 2;
+
+// Block row `r` of the thread's `Rows`: a warp covers one segment of a row of blocks
+// (blockDim.x == 32), the rows of a thread block follow each other, and the thread block covers
+// `Rows` such stretches of rows, one after the other.
+template <int Connectivity, std::uint32_t Rows>
+__device__ bool block_of_thread(const PairGrid& grid, std::uint32_t first_slice, std::uint32_t r,
+                                PairBlock* block) {
   const std::uint32_t i = blockIdx.x * kWarp + threadIdx.x;
-  const std::uint32_t j = blockIdx.y * blockDim.y + threadIdx.y;
+  const std::uint32_t j = (blockIdx.y * Rows + r) * blockDim.y + threadIdx.y;
   *block = kernels3d::pair_block_at<Connectivity>(grid, i, j, first_slice + blockIdx.z);
   return i < grid.pairs_x && j < grid.blocks_y;
 }
@@ -32,56 +43,128 @@ __device__ bool block_of_thread(const PairGrid& grid, std::uint32_t first_slice,
 template <int Connectivity>
 __global__ void initialize(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
                            kernels3d::UfbInitialize<Connectivity> step) {
-  PairBlock block;
-  const bool inside = block_of_thread<Connectivity>(grid, first_slice, &block);
-  const std::uint32_t foreground =
-      inside ? kernels3d::block_foreground<Connectivity>(mask, grid, block) : 0;
+  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
   const std::uint32_t lane = threadIdx.x;
-  const bool linked =
-      lane > 0 && kernels3d::touches_left<Connectivity>(mask, grid, block, foreground);
-  const std::uint32_t linked_lanes = __ballot_sync(0xFFFFFFFFu, linked);
-  const std::uint32_t top_lanes = __ballot_sync(0xFFFFFFFFu, (foreground & 3u) != 0);
-  if (inside)
-    step(grid, block, foreground, lane, kernels3d::run_minimum(linked_lanes, top_lanes, lane));
+  PairBlock blocks[kRows];
+  bool inside[kRows], linked[kRows];
+  std::uint32_t foreground[kRows];
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    inside[r] = block_of_thread<Connectivity, kRows>(grid, first_slice, r, &blocks[r]);
+    foreground[r] =
+        inside[r] ? kernels3d::block_foreground<Connectivity>(mask, grid, blocks[r]) : 0;
+    linked[r] =
+        lane > 0 && kernels3d::touches_left<Connectivity>(mask, grid, blocks[r], foreground[r]);
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    const std::uint32_t linked_lanes = __ballot_sync(kFullWarp, linked[r]);
+    const std::uint32_t top_lanes = __ballot_sync(kFullWarp, (foreground[r] & 3u) != 0);
+    if (inside[r]) {
+      step(grid, blocks[r], foreground[r], lane,
+           kernels3d::run_minimum(linked_lanes, top_lanes, lane));
+    }
+  }
 }
 
-template <int Connectivity, class Step>
-__global__ void for_each_block(PairGrid grid, std::uint32_t first_slice, Step step) {
+template <int Connectivity>
+__global__ void merge(PairGrid grid, std::uint32_t first_slice,
+                      kernels3d::UfbMerge<Connectivity> step) {
   PairBlock block;
-  if (block_of_thread<Connectivity>(grid, first_slice, &block)) step(grid, block);
+  if (block_of_thread<Connectivity, 1>(grid, first_slice, 0, &block)) step(grid, block);
 }
 
-template <class Launch>
+// The roots of a warp's row segment gathered by two votes (top and bottom pairs), set in the
+// bitmap by lane 0 with at most four atomics.
+template <int Connectivity>
+__global__ void mark_roots(PairGrid grid, std::uint32_t first_slice,
+                           kernels3d::UfbRoots<Connectivity> roots, std::uint32_t* root_bitmap) {
+  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
+  PairBlock blocks[kRows];
+  bool inside[kRows];
+  std::uint32_t root[kRows];
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    inside[r] = block_of_thread<Connectivity, kRows>(grid, first_slice, r, &blocks[r]);
+    root[r] = inside[r] ? roots(grid, blocks[r]) : kernels3d::kNoPair;
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    const bool is_root = root[r] != kernels3d::kNoPair;
+    const std::uint32_t top = __ballot_sync(kFullWarp, is_root && root[r] == blocks[r].pair);
+    const std::uint32_t bottom = __ballot_sync(kFullWarp, is_root && root[r] != blocks[r].pair);
+    if (threadIdx.x == 0) {
+      detail::mark_component_starts(root_bitmap, blocks[r].pair, top);
+      detail::mark_component_starts(root_bitmap, blocks[r].pair + grid.pairs_x, bottom);
+    }
+  }
+}
+
+// FinalLabeling: every row's mask and first parent are loaded before any walk to a root, and
+// every label is known before the first store (a store to the labels could alias the parents).
+template <int Connectivity>
+__global__ void final_labeling(PairGrid grid, std::uint32_t first_slice,
+                               kernels3d::UfbFinalLabeling<Connectivity> step) {
+  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
+  PairBlock blocks[kRows];
+  bool inside[kRows];
+  std::uint32_t foreground[kRows], label[kRows];
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    inside[r] = block_of_thread<Connectivity, kRows>(grid, first_slice, r, &blocks[r]);
+    if (inside[r]) {
+      foreground[r] = kernels3d::block_foreground<Connectivity>(step.mask, grid, blocks[r]);
+      label[r] = step.first_parent(grid, blocks[r]);
+    }
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    if (inside[r]) label[r] = step.label_of(label[r]);
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRows; ++r) {
+    if (inside[r]) step.store(grid, blocks[r], foreground[r], label[r]);
+  }
+}
+
+// Launches over every block, `Rows` rows of blocks a thread.
+template <std::uint32_t Rows, class Launch>
 void launch_over_slices(const PairGrid& grid, Launch launch) {
-  launch_in_slabs(grid.pairs_x, grid.blocks_y, grid.nz, launch);
+  launch_in_slabs(grid.pairs_x, (grid.blocks_y + Rows - 1) / Rows, grid.nz, launch);
 }
 
 template <int Connectivity>
 LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                       const LabelOptions& options, cudaStream_t stream_handle) {
+  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
   DeviceLabeling labeling(extent, options, stream_handle);
   const cudaStream_t stream = labeling.stream();
   const PairGrid grid = kernels3d::make_pair_grid(extent, Connectivity);
   DeviceBuffer<std::uint32_t> parents(kernels3d::pair_count(grid), stream,
                                       "the union-find nodes of ufb (one per pair of voxels)");
-  const auto launch_per_block = [&](const auto& step) {
-    launch_over_slices(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-      for_each_block<Connectivity><<<blocks, threads, 0, stream>>>(grid, first, step);
-    });
-  };
 
-  launch_over_slices(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+  launch_over_slices<kRows>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     initialize<Connectivity><<<blocks, threads, 0, stream>>>(
         mask, grid, first, kernels3d::UfbInitialize<Connectivity>{parents.data()});
   });
   labeling.end_step(&StepTimings::initialization_ms);
-  launch_per_block(kernels3d::UfbMerge<Connectivity>{mask, parents.data()});
+  launch_over_slices<1>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    merge<Connectivity><<<blocks, threads, 0, stream>>>(
+        grid, first, kernels3d::UfbMerge<Connectivity>{mask, parents.data()});
+  });
   labeling.end_step(&StepTimings::merge_ms);
-  launch_per_block(kernels3d::UfbCompress<Connectivity>{parents.data(), labeling.root_bitmap()});
-  labeling.end_step(&StepTimings::compression_ms);
+  launch_over_slices<kRows>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    mark_roots<Connectivity><<<blocks, threads, 0, stream>>>(
+        grid, first, kernels3d::UfbRoots<Connectivity>{parents.data()}, labeling.root_bitmap());
+  });
+  labeling.end_step(&StepTimings::compression_ms);  // root marking, in Compression's place
   labeling.rank();
-  launch_per_block(kernels3d::UfbFinalLabeling<Connectivity>{
-      mask, labels, parents.data(), labeling.root_bitmap(), labeling.words_before()});
+  launch_over_slices<kRows>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    final_labeling<Connectivity><<<blocks, threads, 0, stream>>>(
+        grid, first,
+        kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents.data(),
+                                                  labeling.root_bitmap(), labeling.words_before()});
+  });
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
 }

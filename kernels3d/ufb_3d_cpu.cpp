@@ -67,8 +67,13 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   labeling.end_step(&StepTimings::initialization_ms);
   run(kernels3d::UfbMerge<Connectivity>{mask, parents});
   labeling.end_step(&StepTimings::merge_ms);
-  run(kernels3d::UfbCompress<Connectivity>{parents, labeling.root_bitmap()});
-  labeling.end_step(&StepTimings::compression_ms);
+  const kernels3d::UfbRoots<Connectivity> roots{parents};
+  std::uint32_t* const root_bitmap = labeling.root_bitmap();
+  run([&](const PairGrid& grid_of_step, const PairBlock& block) {
+    const std::uint32_t root = roots(grid_of_step, block);
+    if (root != kernels3d::kNoPair) detail::mark_component_start(root_bitmap, root);
+  });
+  labeling.end_step(&StepTimings::compression_ms);  // root marking, in Compression's place
   labeling.rank();
   run(kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents, labeling.root_bitmap(),
                                                 labeling.words_before()});

@@ -374,48 +374,57 @@ struct UfbMerge {
   }
 };
 
-// --- Compression and FinalLabeling -------------------------------------------------------------
+// --- Root marking and FinalLabeling ------------------------------------------------------------
+//
+// No Compression pass: after Merge a root is a pair whose slot holds its own key, which one
+// streaming read of the slots finds (UfbRoots), and FinalLabeling walks each block's key to its
+// root, the trees being shallow after Merge's path halving. A Compression pass would walk the
+// same paths and write the slots back, one more pass over the node array (bench/NOTES.md, UFB-2).
 
-// Compression of the block's key pair; with a bitmap, also marks the roots for the ranking. The
-// slot is written only when it changes.
+// The root pair of the block, kNoPair when neither of its pairs is a root.
 template <int Connectivity>
-struct UfbCompress {
-  std::uint32_t* parents;
-  std::uint32_t* root_bitmap;  // nullptr: do not mark
-  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
-    std::uint32_t key = block.pair;
-    std::uint32_t parent = detail::load_relaxed(parents + key);
-    if (parent == kNoPair) {
-      if (block_rows(Connectivity) == 1 || block.y + 1 >= grid.ny) return;
-      key += grid.pairs_x;
-      parent = detail::load_relaxed(parents + key);
-      if (parent == kNoPair) return;
+struct UfbRoots {
+  const std::uint32_t* parents;
+  VOLCCL_HD std::uint32_t operator()(const PairGrid& grid, const PairBlock& block) const {
+    if (parents[block.pair] == block.pair) return block.pair;
+    if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) {
+      const std::uint32_t bottom = block.pair + grid.pairs_x;
+      if (parents[bottom] == bottom) return bottom;
     }
-    const std::uint32_t root = detail::find_root(PairForest{parents}, parent);
-    if (root != parent) detail::store_relaxed(parents + key, root);
-    if (root_bitmap != nullptr && root == key) detail::mark_component_start(root_bitmap, root);
+    return kNoPair;
   }
 };
 
 // FinalLabeling: the component's consecutive label to the block's foreground voxels, 0 to its
-// background voxels, from the mask and the block's root (Compression left it in the key's slot).
+// background voxels, from the mask and the root of the block's key. The kernel issues the loads
+// of several blocks before it walks any of them (first_parent, then label_of, then store); the
+// CPU takes a block at a time.
 template <int Connectivity>
 struct UfbFinalLabeling {
   const std::uint8_t* mask;
   std::uint32_t* labels;
-  const std::uint32_t* parents;
+  std::uint32_t* parents;  // read only: the forest walked to the roots
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;
-  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
-    // The top pair's slot is read beside the mask, not after it: the block's key is the top pair
-    // whenever that slot holds a root, so the step waits for one load fewer.
-    const std::uint32_t foreground = block_foreground<Connectivity>(mask, grid, block);
-    std::uint32_t root = parents[block.pair];
-    if (block_rows(Connectivity) == 2 && root == kNoPair && block.y + 1 < grid.ny) {
-      root = parents[block.pair + grid.pairs_x];
+
+  // The parent of the block's key pair, kNoPair for a block of background. The top pair's slot
+  // is read beside the mask, not after it: it is the key whenever it holds a parent.
+  VOLCCL_HD std::uint32_t first_parent(const PairGrid& grid, const PairBlock& block) const {
+    std::uint32_t parent = parents[block.pair];
+    if (block_rows(Connectivity) == 2 && parent == kNoPair && block.y + 1 < grid.ny) {
+      parent = parents[block.pair + grid.pairs_x];
     }
-    const std::uint32_t label =
-        root == kNoPair ? 0 : detail::component_label(root_bitmap, words_before, root);
+    return parent;
+  }
+
+  VOLCCL_HD std::uint32_t label_of(std::uint32_t parent) const {
+    if (parent == kNoPair) return 0;
+    const std::uint32_t root = detail::find_root(PairForest{parents}, parent);
+    return detail::component_label(root_bitmap, words_before, root);
+  }
+
+  VOLCCL_HD void store(const PairGrid& grid, const PairBlock& block, std::uint32_t foreground,
+                       std::uint32_t label) const {
     const bool whole_pairs = 2 * block.i + 1 < grid.nx;
     for (std::uint32_t ly = 0; ly < block_rows(Connectivity); ++ly) {
       if (ly > 0 && block.y + ly >= grid.ny) break;
@@ -432,6 +441,11 @@ struct UfbFinalLabeling {
       labels[index] = first;
       if (whole_pairs) labels[index + 1] = second;
     }
+  }
+
+  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
+    store(grid, block, block_foreground<Connectivity>(mask, grid, block),
+          label_of(first_parent(grid, block)));
   }
 };
 
