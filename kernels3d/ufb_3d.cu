@@ -21,8 +21,8 @@ static_assert(kernels3d::kBlocksPerSegment == kWarp, "a segment is a warp's bloc
 
 // Rows of blocks per thread in the steps bound by memory (Initialization, root marking,
 // FinalLabeling): a thread issues the loads of all its rows before it uses any, so that more bytes
-// are in flight than one block's 2-4 (bench/NOTES.md, UFB-2). Merge takes one row: its Unions
-// diverge.
+// are in flight than one block's 2-4 (bench/NOTES.md, UFB-2). Merge takes one row: with two, its
+// Unions diverge more and it ran 15-60 % slower.
 template <int Connectivity>
 constexpr std::uint32_t kRowsPerThread = Connectivity == 6 ? 4 : 2;
 

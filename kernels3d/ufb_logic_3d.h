@@ -309,6 +309,15 @@ VOLCCL_HD std::uint32_t cluster_of(std::uint32_t seed, std::uint32_t positions,
   return cluster;
 }
 
+// Under 6: whether a column of the block has foreground in the block, above it, behind it and
+// above behind it (window bits 21-22, 17-18, 5-6 and 1-2). The block then reaches the pair
+// behind it through the pair above it without a Union of its own: the block's contact above is
+// made in this row, the pair above's contact behind in the row before, and the pair behind's
+// contact above in the slice before.
+VOLCCL_HD bool closes_square_behind(std::uint32_t window) {
+  return ((window >> 21) & (window >> 17) & (window >> 5) & (window >> 1) & 3u) != 0;
+}
+
 // Merge (Alg. 2 over the blocks): one Union per cluster of the lower blocks' foreground voxels in
 // the window that touches the block. Two adjacent foreground voxels of lower blocks lie in
 // blocks that touch, both before this one, and those are united by the thread of the later one
@@ -318,8 +327,13 @@ VOLCCL_HD std::uint32_t cluster_of(std::uint32_t seed, std::uint32_t positions,
 //
 // Under 6 a block touches three lower blocks, single pairs: the left one, the one above (dy =
 // -1) and the one behind (dz = -1); the clusters reduce to UF's rule, tested directly: the pair
-// above (behind) needs no Union when the left pair is in the run and it and the pair above
-// (behind) both touch the pair above (behind) the left one, whose thread makes that Union.
+// above (behind) needs no Union when the block touches the left pair (joined by Initialization's
+// run or by the block's own Union) and it and the pair above (behind) both touch the pair above
+// (behind) the left one, whose contact is made for the left pair. And the pair behind needs none
+// when a column closes a square with the pair above (closes_square_behind). Every skipped contact
+// is joined through contacts earlier in the order (slice, row, above before behind, column), so
+// by induction every contact is joined once Merge is over: inside a coarse blob only the rows at
+// its top make Unions behind.
 // Under 18, when every candidate position is foreground (inside any blob) they are one cluster
 // (tests/ufb_logic_3d_test.cpp checks every foreground pattern and cut of the window).
 template <int Connectivity>
@@ -346,13 +360,15 @@ struct UfbMerge {
     if (Connectivity == 6) {
       constexpr std::uint32_t kLeft = 1u << 20, kAbove = 0x6u << 16, kBehind = 0x60u;
       constexpr std::uint32_t kAboveLeftLink = 0x3u << 16, kBehindLeftLink = 0x30u;
-      if ((touching & kLeft) != 0 && !in_run) {
-        node = detail::unite(forest, node, window_key(grid, block, 20));
-      }
-      if ((touching & kAbove) != 0 && !(in_run && (window & kAboveLeftLink) == kAboveLeftLink)) {
+      const bool left_joined = (touching & kLeft) != 0;
+      if (left_joined && !in_run) node = detail::unite(forest, node, window_key(grid, block, 20));
+      if ((touching & kAbove) != 0 &&
+          !(left_joined && (window & kAboveLeftLink) == kAboveLeftLink)) {
         node = detail::unite(forest, node, window_key(grid, block, 17));
       }
-      if ((touching & kBehind) != 0 && !(in_run && (window & kBehindLeftLink) == kBehindLeftLink)) {
+      if ((touching & kBehind) != 0 &&
+          !(left_joined && (window & kBehindLeftLink) == kBehindLeftLink) &&
+          !closes_square_behind(window)) {
         detail::unite(forest, node, window_key(grid, block, 5));
       }
       return;
