@@ -1,6 +1,6 @@
-// CUDA backend of UFB, the 3D union-find over 2x1x1 (6-connectivity) or 2x2x1 (18) blocks
-// (ufb_logic_3d.h): a warp per segment of 32 blocks of a row, one kernel per step, then the
-// raster-order ranking of the root pairs (core/src/raster_rank.cu).
+// CUDA backend of UFB, the 3D union-find over the pairs of 2x2x1 blocks (ufb_logic_3d.h): a warp
+// per segment of 32 blocks of a row, one kernel per step, then the raster-order ranking of the root
+// pairs (core/src/raster_rank.cu).
 #include <cstdint>
 
 #include "cuda_backends.h"
@@ -21,43 +21,38 @@ static_assert(kernels3d::kBlocksPerSegment == kWarp, "a segment is a warp's bloc
 
 // Rows of blocks per thread in the steps bound by memory (Initialization, root marking,
 // FinalLabeling): a thread issues the loads of all its rows before it uses any, so that more bytes
-// are in flight than one block's 2-4 (bench/NOTES.md, UFB-2). Merge takes one row: with two, its
+// are in flight than one block's 4 (bench/NOTES.md, UFB-2). Merge takes one row: with two, its
 // Unions diverge more and it ran 15-60 % slower.
-template <int Connectivity>
-constexpr std::uint32_t kRowsPerThread = Connectivity == 6 ? 4 : 2;
+constexpr std::uint32_t kRowsPerThread = 2;
 
 // Block row `r` of the thread's `Rows`: a warp covers one segment of a row of blocks
 // (blockDim.x == 32), the rows of a thread block follow each other, and the thread block covers
 // `Rows` such stretches of rows, one after the other.
-template <int Connectivity, std::uint32_t Rows>
+template <std::uint32_t Rows>
 __device__ bool block_of_thread(const PairGrid& grid, std::uint32_t first_slice, std::uint32_t r,
                                 PairBlock* block) {
   const std::uint32_t i = blockIdx.x * kWarp + threadIdx.x;
   const std::uint32_t j = (blockIdx.y * Rows + r) * blockDim.y + threadIdx.y;
-  *block = kernels3d::pair_block_at<Connectivity>(grid, i, j, first_slice + blockIdx.z);
+  *block = kernels3d::pair_block_at(grid, i, j, first_slice + blockIdx.z);
   return i < grid.pairs_x && j < grid.blocks_y;
 }
 
-// Initialization: the lanes of a warp vote which blocks touch their left neighbour and which
-// have a foreground top row; each block finds its run's smallest key from the two votes.
-template <int Connectivity>
-__global__ void initialize(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
-                           kernels3d::UfbInitialize<Connectivity> step) {
-  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
+// Initialization under 18: the lanes of a warp vote which blocks touch their left neighbour and
+// which have a foreground top row; each block finds its run's smallest key from the two votes.
+__global__ void initialize_18(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
+                              kernels3d::UfbInitialize18 step) {
   const std::uint32_t lane = threadIdx.x;
-  PairBlock blocks[kRows];
-  bool inside[kRows], linked[kRows];
-  std::uint32_t foreground[kRows];
+  PairBlock blocks[kRowsPerThread];
+  bool inside[kRowsPerThread], linked[kRowsPerThread];
+  std::uint32_t foreground[kRowsPerThread];
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
-    inside[r] = block_of_thread<Connectivity, kRows>(grid, first_slice, r, &blocks[r]);
-    foreground[r] =
-        inside[r] ? kernels3d::block_foreground<Connectivity>(mask, grid, blocks[r]) : 0;
-    linked[r] =
-        lane > 0 && kernels3d::touches_left<Connectivity>(mask, grid, blocks[r], foreground[r]);
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    inside[r] = block_of_thread<kRowsPerThread>(grid, first_slice, r, &blocks[r]);
+    foreground[r] = inside[r] ? kernels3d::block_foreground(mask, grid, blocks[r]) : 0;
+    linked[r] = lane > 0 && kernels3d::touches_left(mask, grid, blocks[r], foreground[r]);
   }
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
     const std::uint32_t linked_lanes = __ballot_sync(kFullWarp, linked[r]);
     const std::uint32_t top_lanes = __ballot_sync(kFullWarp, (foreground[r] & 3u) != 0);
     if (inside[r]) {
@@ -67,32 +62,58 @@ __global__ void initialize(const std::uint8_t* mask, PairGrid grid, std::uint32_
   }
 }
 
+// Initialization under 6: each lane takes its left neighbour's foreground by a shuffle; then lane
+// l votes for columns l and 32 + l (column lx of blocks l / 2 and 16 + l / 2, taken by shuffles),
+// whether they start a run and whether they have a top voxel.
+__global__ void initialize_6(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
+                             kernels3d::UfbInitialize6 step) {
+  const std::uint32_t lane = threadIdx.x;
+  PairBlock blocks[kRowsPerThread];
+  bool inside[kRowsPerThread];
+  std::uint32_t foreground[kRowsPerThread];
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    inside[r] = block_of_thread<kRowsPerThread>(grid, first_slice, r, &blocks[r]);
+    foreground[r] = inside[r] ? kernels3d::block_foreground(mask, grid, blocks[r]) : 0;
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    const std::uint32_t left = __shfl_up_sync(kFullWarp, foreground[r], 1);
+    const kernels3d::BlockColumns columns =
+        kernels3d::block_columns(foreground[r], lane > 0 ? left : 0u);
+    const std::uint32_t packed = columns.starts | columns.tops << 2;
+    const std::uint32_t low = __shfl_sync(kFullWarp, packed, lane / 2) >> (lane % 2);
+    const std::uint32_t high = __shfl_sync(kFullWarp, packed, 16 + lane / 2) >> (lane % 2);
+    const std::uint64_t starts = __ballot_sync(kFullWarp, (low & 1u) != 0) |
+                                 std::uint64_t{__ballot_sync(kFullWarp, (high & 1u) != 0)} << 32;
+    const std::uint64_t tops = __ballot_sync(kFullWarp, (low & 4u) != 0) |
+                               std::uint64_t{__ballot_sync(kFullWarp, (high & 4u) != 0)} << 32;
+    if (inside[r]) step(grid, blocks[r], foreground[r], lane, starts, tops);
+  }
+}
+
 template <int Connectivity>
 __global__ void merge(PairGrid grid, std::uint32_t first_slice,
                       kernels3d::UfbMerge<Connectivity> step) {
   PairBlock block;
-  if (block_of_thread<Connectivity, 1>(grid, first_slice, 0, &block)) step(grid, block);
+  if (block_of_thread<1>(grid, first_slice, 0, &block)) step(grid, block);
 }
 
 // The roots of a warp's row segment gathered by two votes (top and bottom pairs), set in the
 // bitmap by lane 0 with at most four atomics.
-template <int Connectivity>
-__global__ void mark_roots(PairGrid grid, std::uint32_t first_slice,
-                           kernels3d::UfbRoots<Connectivity> roots, std::uint32_t* root_bitmap) {
-  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
-  PairBlock blocks[kRows];
-  bool inside[kRows];
-  std::uint32_t root[kRows];
+__global__ void mark_roots(PairGrid grid, std::uint32_t first_slice, kernels3d::UfbRoots roots,
+                           std::uint32_t* root_bitmap) {
+  PairBlock blocks[kRowsPerThread];
+  std::uint32_t root[kRowsPerThread];
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
-    inside[r] = block_of_thread<Connectivity, kRows>(grid, first_slice, r, &blocks[r]);
-    root[r] = inside[r] ? roots(grid, blocks[r]) : kernels3d::kNoPair;
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    const bool inside = block_of_thread<kRowsPerThread>(grid, first_slice, r, &blocks[r]);
+    root[r] = inside ? roots(grid, blocks[r]) : 0u;
   }
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
-    const bool is_root = root[r] != kernels3d::kNoPair;
-    const std::uint32_t top = __ballot_sync(kFullWarp, is_root && root[r] == blocks[r].pair);
-    const std::uint32_t bottom = __ballot_sync(kFullWarp, is_root && root[r] != blocks[r].pair);
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    const std::uint32_t top = __ballot_sync(kFullWarp, (root[r] & 1u) != 0);
+    const std::uint32_t bottom = __ballot_sync(kFullWarp, (root[r] & 2u) != 0);
     if (threadIdx.x == 0) {
       detail::mark_component_starts(root_bitmap, blocks[r].pair, top);
       detail::mark_component_starts(root_bitmap, blocks[r].pair + grid.pairs_x, bottom);
@@ -100,30 +121,29 @@ __global__ void mark_roots(PairGrid grid, std::uint32_t first_slice,
   }
 }
 
-// FinalLabeling: every row's mask and first parent are loaded before any walk to a root, and
+// FinalLabeling: every row's mask and first parents are loaded before any walk to a root, and
 // every label is known before the first store (a store to the labels could alias the parents).
 template <int Connectivity>
 __global__ void final_labeling(PairGrid grid, std::uint32_t first_slice,
                                kernels3d::UfbFinalLabeling<Connectivity> step) {
-  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
-  PairBlock blocks[kRows];
-  bool inside[kRows];
-  std::uint32_t foreground[kRows], label[kRows];
+  PairBlock blocks[kRowsPerThread];
+  bool inside[kRowsPerThread];
+  std::uint32_t foreground[kRowsPerThread], top[kRowsPerThread], bottom[kRowsPerThread];
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
-    inside[r] = block_of_thread<Connectivity, kRows>(grid, first_slice, r, &blocks[r]);
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    inside[r] = block_of_thread<kRowsPerThread>(grid, first_slice, r, &blocks[r]);
     if (inside[r]) {
-      foreground[r] = kernels3d::block_foreground<Connectivity>(step.mask, grid, blocks[r]);
-      label[r] = step.first_parent(grid, blocks[r]);
+      foreground[r] = kernels3d::block_foreground(step.mask, grid, blocks[r]);
+      step.first_parents(grid, blocks[r], &top[r], &bottom[r]);
     }
   }
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
-    if (inside[r]) label[r] = step.label_of(label[r]);
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    if (inside[r]) step.labels_of(top[r], bottom[r], &top[r], &bottom[r]);
   }
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kRows; ++r) {
-    if (inside[r]) step.store(grid, blocks[r], foreground[r], label[r]);
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    if (inside[r]) step.store(grid, blocks[r], foreground[r], top[r], bottom[r]);
   }
 }
 
@@ -136,16 +156,20 @@ void launch_over_slices(const PairGrid& grid, Launch launch) {
 template <int Connectivity>
 LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                       const LabelOptions& options, cudaStream_t stream_handle) {
-  constexpr std::uint32_t kRows = kRowsPerThread<Connectivity>;
   DeviceLabeling labeling(extent, options, stream_handle);
   const cudaStream_t stream = labeling.stream();
-  const PairGrid grid = kernels3d::make_pair_grid(extent, Connectivity);
+  const PairGrid grid = kernels3d::make_pair_grid(extent);
   DeviceBuffer<std::uint32_t> parents(kernels3d::pair_count(grid), stream,
                                       "the union-find nodes of ufb (one per pair of voxels)");
 
-  launch_over_slices<kRows>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    initialize<Connectivity><<<blocks, threads, 0, stream>>>(
-        mask, grid, first, kernels3d::UfbInitialize<Connectivity>{parents.data()});
+  launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    if (Connectivity == 6) {
+      initialize_6<<<blocks, threads, 0, stream>>>(mask, grid, first,
+                                                   kernels3d::UfbInitialize6{parents.data()});
+    } else {
+      initialize_18<<<blocks, threads, 0, stream>>>(mask, grid, first,
+                                                    kernels3d::UfbInitialize18{parents.data()});
+    }
   });
   labeling.end_step(&StepTimings::initialization_ms);
   launch_over_slices<1>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
@@ -153,13 +177,13 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
         grid, first, kernels3d::UfbMerge<Connectivity>{mask, parents.data()});
   });
   labeling.end_step(&StepTimings::merge_ms);
-  launch_over_slices<kRows>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    mark_roots<Connectivity><<<blocks, threads, 0, stream>>>(
-        grid, first, kernels3d::UfbRoots<Connectivity>{parents.data()}, labeling.root_bitmap());
+  launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    mark_roots<<<blocks, threads, 0, stream>>>(grid, first, kernels3d::UfbRoots{parents.data()},
+                                               labeling.root_bitmap());
   });
   labeling.end_step(&StepTimings::compression_ms);  // root marking, in Compression's place
   labeling.rank();
-  launch_over_slices<kRows>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+  launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     final_labeling<Connectivity><<<blocks, threads, 0, stream>>>(
         grid, first,
         kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents.data(),

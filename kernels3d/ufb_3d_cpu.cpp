@@ -16,37 +16,54 @@ using kernels3d::kBlocksPerSegment;
 using kernels3d::PairBlock;
 using kernels3d::PairGrid;
 
-template <int Connectivity, class Step>
+template <class Step>
 void for_each_block(const PairGrid& grid, unsigned threads, const Step& step) {
   parallel_for_rows(grid.blocks_y, grid.nz, threads, [&](std::uint32_t j, std::uint32_t z) {
     for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
-      step(grid, kernels3d::pair_block_at<Connectivity>(grid, i, j, z));
+      step(grid, kernels3d::pair_block_at(grid, i, j, z));
     }
   });
 }
 
+// Initialization by segments of 32 blocks, as the GPU's warps take them: the votes of a
+// segment's lanes first, then each lane's step.
 template <int Connectivity>
 void initialize(const std::uint8_t* mask, std::uint32_t* parents, const PairGrid& grid,
                 unsigned threads) {
-  const kernels3d::UfbInitialize<Connectivity> step{parents};
   parallel_for_rows(grid.blocks_y, grid.nz, threads, [&](std::uint32_t j, std::uint32_t z) {
     for (std::uint32_t segment = 0; segment < grid.pairs_x; segment += kBlocksPerSegment) {
       const std::uint32_t lanes = std::min(kBlocksPerSegment, grid.pairs_x - segment);
       PairBlock blocks[kBlocksPerSegment];
       std::uint32_t foreground[kBlocksPerSegment];
-      std::uint32_t linked_lanes = 0, top_lanes = 0;
       for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-        blocks[lane] = kernels3d::pair_block_at<Connectivity>(grid, segment + lane, j, z);
-        foreground[lane] = kernels3d::block_foreground<Connectivity>(mask, grid, blocks[lane]);
-        if (lane > 0 &&
-            kernels3d::touches_left<Connectivity>(mask, grid, blocks[lane], foreground[lane])) {
-          linked_lanes |= 1u << lane;
-        }
-        if ((foreground[lane] & 3u) != 0) top_lanes |= 1u << lane;
+        blocks[lane] = kernels3d::pair_block_at(grid, segment + lane, j, z);
+        foreground[lane] = kernels3d::block_foreground(mask, grid, blocks[lane]);
       }
-      for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-        step(grid, blocks[lane], foreground[lane], lane,
-             kernels3d::run_minimum(linked_lanes, top_lanes, lane));
+      if constexpr (Connectivity == 6) {
+        std::uint64_t starts = 0, tops = 0;  // bit 2 lane + lx: column lx of the lane's block
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+          const kernels3d::BlockColumns columns =
+              kernels3d::block_columns(foreground[lane], lane > 0 ? foreground[lane - 1] : 0u);
+          starts |= std::uint64_t{columns.starts} << (2 * lane);
+          tops |= std::uint64_t{columns.tops} << (2 * lane);
+        }
+        const kernels3d::UfbInitialize6 step{parents};
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+          step(grid, blocks[lane], foreground[lane], lane, starts, tops);
+        }
+      } else {
+        std::uint32_t linked_lanes = 0, top_lanes = 0;
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+          if (lane > 0 && kernels3d::touches_left(mask, grid, blocks[lane], foreground[lane])) {
+            linked_lanes |= 1u << lane;
+          }
+          if ((foreground[lane] & 3u) != 0) top_lanes |= 1u << lane;
+        }
+        const kernels3d::UfbInitialize18 step{parents};
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+          step(grid, blocks[lane], foreground[lane], lane,
+               kernels3d::run_minimum(linked_lanes, top_lanes, lane));
+        }
       }
     }
   });
@@ -56,22 +73,23 @@ template <int Connectivity>
 LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                       const LabelOptions& options) {
   HostLabeling labeling(extent, options);
-  const PairGrid grid = kernels3d::make_pair_grid(extent, Connectivity);
+  const PairGrid grid = kernels3d::make_pair_grid(extent);
   const unsigned threads = labeling.threads();
   // Initialization writes every slot, so the nodes need no zeroing.
   const std::unique_ptr<std::uint32_t[]> nodes(new std::uint32_t[kernels3d::pair_count(grid)]);
   std::uint32_t* const parents = nodes.get();
-  const auto run = [&](const auto& step) { for_each_block<Connectivity>(grid, threads, step); };
+  const auto run = [&](const auto& step) { for_each_block(grid, threads, step); };
 
   initialize<Connectivity>(mask, parents, grid, threads);
   labeling.end_step(&StepTimings::initialization_ms);
   run(kernels3d::UfbMerge<Connectivity>{mask, parents});
   labeling.end_step(&StepTimings::merge_ms);
-  const kernels3d::UfbRoots<Connectivity> roots{parents};
+  const kernels3d::UfbRoots roots{parents};
   std::uint32_t* const root_bitmap = labeling.root_bitmap();
   run([&](const PairGrid& grid_of_step, const PairBlock& block) {
     const std::uint32_t root = roots(grid_of_step, block);
-    if (root != kernels3d::kNoPair) detail::mark_component_start(root_bitmap, root);
+    if ((root & 1u) != 0) detail::mark_component_start(root_bitmap, block.pair);
+    if ((root & 2u) != 0) detail::mark_component_start(root_bitmap, block.pair + grid.pairs_x);
   });
   labeling.end_step(&StepTimings::compression_ms);  // root marking, in Compression's place
   labeling.rank();

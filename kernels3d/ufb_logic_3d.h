@@ -2,29 +2,30 @@
 // the CUDA kernels (ufb_3d.cu) and the CPU backend (ufb_3d_cpu.cpp).
 //
 // Why blocks: BUF (BUF/BKE paper Sec. 5.1, 5.3) makes its union-find nodes 2x2x2 blocks, which
-// are one piece only under 26-connectivity (Sec. 4.3). Smaller blocks are one piece under the
-// smaller connectivities: a 2x1x1 block under 6 (its two voxels share a face) and a 2x2x1 block
-// under 18 (every two of its four voxels share a face or an edge). UFB runs BUF's steps over
-// those blocks: the node count drops to a half (6) or a quarter (18) of UF's voxel nodes, and
-// the contacts inside a block need no Union at all.
+// are one piece only under 26-connectivity (Sec. 4.3). A 2x2x1 block is one piece under 18
+// (every two of its four voxels share a face or an edge), and under 6 too unless its foreground
+// is one of its two diagonals. UFB runs BUF's steps over those blocks, and the contacts inside a
+// block need no Union at all.
 //
 // The nodes are x-pairs of voxels: pair (px, y, z) holds voxels (2 px, y, z) and (2 px + 1, y, z)
-// and its key is (z ny + y) pairs_x + px, so keys follow the raster order of the voxels. Under 6
-// a block is one pair; under 18 a block is the pair of its top row over the pair of its bottom
-// row, and the block's key is its first pair with a foreground voxel (the bottom pair then hangs
-// under the top one). Parents live in a node array of their own, one slot per pair, indexed by
-// key, so Find needs no arithmetic (BUF keys by the first voxel and divides to find the anchor).
-// Union links the larger root under the smaller, so the root of every component is the pair of
-// its first voxel in raster order, and ranking the root keys (raster_rank.h) gives the numbering
-// of ITK and scipy: pair keys number at most as many as voxels, so the voxel-sized root bitmap
-// holds them.
+// and its key is (z ny + y) pairs_x + px, so keys follow the raster order of the voxels. A block
+// is the pair of its top row over the pair of its bottom row. Under 18 the block's key is its
+// first pair with a foreground voxel (the bottom pair then hangs under the top one); under 6 each
+// pair is a node of its own, and Initialization links the two when they touch. Parents live in a
+// node array of their own, one slot per pair, indexed by key, so Find needs no arithmetic (BUF
+// keys by the first voxel and divides to find the anchor). Union links the larger root under the
+// smaller, so the root of every component is the pair of its first voxel in raster order, and
+// ranking the root keys (raster_rank.h) gives the numbering of ITK and scipy: pair keys number at
+// most as many as voxels, so the voxel-sized root bitmap holds them.
 //
-// Two savings as in UF (uf_logic_3d.h): Initialization links every block to the smallest key of
-// its run of touching blocks along x within a warp's segment of 32 blocks, so runs need no Union;
-// and Merge unites a block with one node per cluster of connected foreground voxels of its lower
-// neighbour blocks (Sec. 5.1's clusters, grown through every foreground voxel of the lower blocks
-// in the block's window), skipping the cluster of its left neighbour when Initialization already
-// linked the two.
+// Two savings as in UF (uf_logic_3d.h): Initialization links every node to the smallest key of
+// its run within a warp's segment of 32 blocks, so runs need no Union (under 18 runs of touching
+// blocks along x; under 6 runs of touching columns of the segment's two rows, which also take
+// in the contacts between the two rows); and Merge makes one Union per lower node that a node
+// touches, skipping those already joined through contacts made before it: under 18 one per
+// cluster of connected foreground voxels of the lower blocks (Sec. 5.1's clusters, grown through
+// every foreground voxel of the lower blocks in the block's window), under 6 by UF's rule and two
+// squares (pairs_to_unite_under_6).
 #pragma once
 
 #include <cstdint>
@@ -43,8 +44,8 @@ constexpr std::uint32_t kNoPair = 0xFFFFFFFFu;  // the slot of a pair without fo
 // A warp's stretch of a row of blocks: runs are linked to their smallest key within it.
 constexpr std::uint32_t kBlocksPerSegment = 32;
 
-// Rows of voxels in a block: 1 (2x1x1) for 6-connectivity, 2 (2x2x1) for 18.
-VOLCCL_HD constexpr std::uint32_t block_rows(int connectivity) { return connectivity == 6 ? 1 : 2; }
+// Rows of voxels in a block (2x2x1) at both connectivities.
+constexpr std::uint32_t kBlockRows = 2;
 
 struct PairGrid {
   std::uint32_t nx = 1, ny = 1, nz = 1;
@@ -54,7 +55,7 @@ struct PairGrid {
   std::uint32_t blocks_y = 1;        // rows of blocks in a slice
 };
 
-inline PairGrid make_pair_grid(Extent3 extent, int connectivity) {
+inline PairGrid make_pair_grid(Extent3 extent) {
   PairGrid grid;
   grid.nx = static_cast<std::uint32_t>(extent.x);
   grid.ny = static_cast<std::uint32_t>(extent.y);
@@ -63,7 +64,7 @@ inline PairGrid make_pair_grid(Extent3 extent, int connectivity) {
   grid.slice = grid.nx * grid.ny;
   grid.pairs_x = (grid.nx + 1) / 2;
   grid.pair_slice = grid.pairs_x * grid.ny;
-  grid.blocks_y = (grid.ny + block_rows(connectivity) - 1) / block_rows(connectivity);
+  grid.blocks_y = (grid.ny + kBlockRows - 1) / kBlockRows;
   return grid;
 }
 
@@ -78,29 +79,26 @@ struct PairBlock {
   std::uint32_t voxel;    // raster index of its first voxel (2 i, y, z)
 };
 
-template <int Connectivity>
 VOLCCL_HD PairBlock pair_block_at(const PairGrid& grid, std::uint32_t i, std::uint32_t j,
                                   std::uint32_t z) {
-  const std::uint32_t y = j * block_rows(Connectivity);
+  const std::uint32_t y = j * kBlockRows;
   return {i, y, z, z * grid.pair_slice + y * grid.pairs_x + i,
           z * grid.slice + y * grid.row + 2 * i};
 }
 
 // Which of the block's voxels exist: bit lx + 2 ly.
-template <int Connectivity>
 VOLCCL_HD std::uint32_t existing_voxels(const PairGrid& grid, const PairBlock& block) {
   std::uint32_t bits = 2 * block.i + 1 < grid.nx ? 3u : 1u;
-  if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) bits |= bits << 2;
+  if (block.y + 1 < grid.ny) bits |= bits << 2;
   return bits;
 }
 
 // The block's foreground voxels: bit lx + 2 ly.
-template <int Connectivity>
 VOLCCL_HD std::uint32_t block_foreground(const std::uint8_t* mask, const PairGrid& grid,
                                          const PairBlock& block) {
-  const std::uint32_t existing = existing_voxels<Connectivity>(grid, block);
+  const std::uint32_t existing = existing_voxels(grid, block);
   std::uint32_t foreground = 0;
-  for (std::uint32_t l = 0; l < 2 * block_rows(Connectivity); ++l) {
+  for (std::uint32_t l = 0; l < 2 * kBlockRows; ++l) {
     if (((existing >> l) & 1) && mask[block.voxel + (l & 1) + (l >> 1) * grid.row] != 0) {
       foreground |= 1u << l;
     }
@@ -114,17 +112,14 @@ VOLCCL_HD std::uint32_t block_key(const PairGrid& grid, const PairBlock& block,
   return (foreground & 3u) != 0 ? block.pair : block.pair + grid.pairs_x;
 }
 
-// Whether the block touches its left neighbour: a foreground voxel of its left column next to a
-// foreground voxel of the neighbour's right column (under 18 the two rows of both columns all
+// Under 18, whether the block touches its left neighbour: a foreground voxel of its left column
+// next to a foreground voxel of the neighbour's right column (the two rows of both columns all
 // touch, by a face or an edge).
-template <int Connectivity>
 VOLCCL_HD bool touches_left(const std::uint8_t* mask, const PairGrid& grid, const PairBlock& block,
                             std::uint32_t foreground) {
   if (block.i == 0 || (foreground & 5u) == 0) return false;
   bool left = mask[block.voxel - 1] != 0;
-  if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) {
-    left = left || mask[block.voxel - 1 + grid.row] != 0;
-  }
+  if (block.y + 1 < grid.ny) left = left || mask[block.voxel - 1 + grid.row] != 0;
   return left;
 }
 
@@ -158,10 +153,10 @@ struct PairForest {
 
 // --- Initialization ----------------------------------------------------------------------------
 
-// Writes the parents of the block's pairs: the run's smallest key for the block's key pair, the
-// key for a bottom pair below a top pair with foreground, kNoPair for pairs of background.
-template <int Connectivity>
-struct UfbInitialize {
+// Under 18: writes the parents of the block's pairs: the run's smallest key for the block's key
+// pair, the key for a bottom pair below a top pair with foreground, kNoPair for pairs of
+// background.
+struct UfbInitialize18 {
   std::uint32_t* parents;
   VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block, std::uint32_t foreground,
                             std::uint32_t lane, RunMinimum minimum) const {
@@ -169,10 +164,79 @@ struct UfbInitialize {
         block.pair - lane + minimum.lane + (minimum.top ? 0 : grid.pairs_x);
     const bool top = (foreground & 3u) != 0;
     parents[block.pair] = top ? run_key : kNoPair;
-    if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) {
+    if (block.y + 1 < grid.ny) {
       parents[block.pair + grid.pairs_x] =
           (foreground & 12u) == 0 ? kNoPair : (top ? block.pair : run_key);
     }
+  }
+};
+
+// Under 6 a 2x2x1 block is one piece unless its foreground is one of the two diagonals, so its
+// nodes are its pairs, linked when they touch. Initialization links them by the columns of the
+// segment's two rows (column 2 lane + lx): a column's voxels share a face, so they are one
+// piece, and two neighbouring columns touch exactly when one row has foreground in both. The
+// pieces of the segment's two rows are then runs of linked columns, found from 64-bit masks of
+// the segment's columns (bit 2 lane + lx) as the runs of blocks are under 18, and every pair
+// points at its run's smallest key: the top pair of its first column with a top voxel, or without
+// one the bottom pair of its first column.
+
+// The columns of one block (bit lx): those that start a run (foreground, not linked to the
+// column before), and those with a top voxel. `left`: the left neighbour's foreground in the
+// segment, 0 for the segment's first lane.
+struct BlockColumns {
+  std::uint32_t starts, tops;
+};
+
+VOLCCL_HD BlockColumns block_columns(std::uint32_t foreground, std::uint32_t left) {
+  const std::uint32_t linked_first = (foreground & (left >> 1) & 5u) != 0 ? 1u : 0u;
+  const std::uint32_t linked_second = (foreground & (foreground >> 1) & 5u) != 0 ? 2u : 0u;
+  const std::uint32_t columns = (foreground | (foreground >> 2)) & 3u;
+  return {columns & ~(linked_first | linked_second), foreground & 3u};
+}
+
+// The smallest keys of the runs that hold the lane's two columns, as (lane, top) as run_minimum
+// gives them; a column of background gets either. Both at once: the runs share their bounds
+// unless the second column starts a run.
+struct ColumnRunMinima {
+  RunMinimum first, second;
+};
+
+VOLCCL_HD ColumnRunMinima column_run_minima(std::uint64_t starts, std::uint64_t tops,
+                                            std::uint32_t lane) {
+  const std::uint32_t column = 2 * lane;
+  const std::uint64_t up_to_first = (2ull << column) - 1;
+  const bool second_starts = ((starts >> (column + 1)) & 1u) != 0;
+  // Starts after the second column; (4 << 62) wraps to 0, which leaves none.
+  const std::uint64_t later = starts & ~((4ull << column) - 1);
+  const std::uint64_t before_later = later == 0 ? ~0ull : (later & (~later + 1)) - 1;
+  const std::uint64_t earlier = starts & up_to_first;
+  const std::uint32_t first_start =
+      earlier == 0 ? column : static_cast<std::uint32_t>(highest_bit(earlier));
+  const std::uint32_t second_start = second_starts ? column + 1 : first_start;
+  const auto minimum = [&](std::uint64_t run, std::uint32_t start) -> RunMinimum {
+    const std::uint64_t run_tops = tops & run & ~((1ull << start) - 1);
+    if (run_tops != 0) return {static_cast<std::uint32_t>(lowest_bit(run_tops)) / 2, true};
+    return {start / 2, false};
+  };
+  return {minimum(second_starts ? up_to_first : before_later, first_start),
+          minimum(before_later, second_start)};
+}
+
+// Under 6: writes the parents of the block's pairs, each its run's smallest key (kNoPair for a
+// pair of background), from the segment's columns.
+struct UfbInitialize6 {
+  std::uint32_t* parents;
+  VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block, std::uint32_t foreground,
+                            std::uint32_t lane, std::uint64_t starts, std::uint64_t tops) const {
+    const ColumnRunMinima minima = column_run_minima(starts, tops, lane);
+    const std::uint32_t first_pair = block.pair - lane;
+    const auto run_key = [&](std::uint32_t row_bits) {
+      if (row_bits == 0) return kNoPair;
+      const RunMinimum minimum = (row_bits & 1u) != 0 ? minima.first : minima.second;
+      return first_pair + minimum.lane + (minimum.top ? 0 : grid.pairs_x);
+    };
+    parents[block.pair] = run_key(foreground & 3u);
+    if (block.y + 1 < grid.ny) parents[block.pair + grid.pairs_x] = run_key(foreground >> 2);
   }
 };
 
@@ -180,7 +244,7 @@ struct UfbInitialize {
 //
 // The voxels around a block as a 32-bit set: bit cx + 4 cy + 16 layer is voxel
 // (2 i - 1 + cx, y - 1 + cy, z - 1 + layer), cx and cy in 0..3. Layer 1 is the block's slice;
-// the block's voxels are cx 1-2, cy 1 (6) or cy 1-2 (18).
+// the block's voxels are cx 1-2, cy 1-2.
 
 constexpr std::uint32_t kFirstColumn = 0x11111111u;      // cx == 0
 constexpr std::uint32_t kLastColumn = 0x88888888u;       // cx == 3
@@ -188,17 +252,20 @@ constexpr std::uint32_t kFirstRow = 0x000F000Fu;         // cy == 0
 constexpr std::uint32_t kLastRow = 0xF000F000u;          // cy == 3
 constexpr std::uint32_t kLeftBlockVoxels = 0x01100000u;  // cx 0, cy 1-2, layer 1
 
-// Voxels of the lower neighbour blocks (those before the block in raster order): the whole
-// slice below as far as the window reaches, the row(s) above, and the left neighbour.
+// Voxels of the lower neighbour blocks (those before the block in raster order) that Merge
+// reads: under 18 the whole slice below as far as the window reaches, the row above, and the
+// left neighbour; under 6 the face neighbours of the block's voxels among them and the voxels
+// that close a square with them (cx 0-2 of the row above and of the slice below's rows cy 1-2,
+// cx 1-2 of its row cy 0, and the left neighbour's column).
 template <int Connectivity>
 VOLCCL_HD constexpr std::uint32_t lower_window() {
-  return Connectivity == 6 ? 0x001F00FFu : 0x011FFFFFu;
+  return Connectivity == 6 ? 0x01170776u : 0x011FFFFFu;
 }
 
-// Rows of the window in the slice below (the slice's rows reach one further under 18).
+// Rows of the window in the slice below (they reach one further under 18).
 template <int Connectivity>
 VOLCCL_HD constexpr std::uint32_t window_rows() {
-  return Connectivity == 6 ? 2 : 4;
+  return Connectivity == 6 ? 3 : 4;
 }
 
 // The window positions of the block's voxels (bit lx + 2 ly).
@@ -253,7 +320,7 @@ template <int Connectivity>
 VOLCCL_HD bool window_is_interior(const PairGrid& grid, const PairBlock& block) {
   return block.i > 0 && 2 * block.i + 2 < grid.nx && block.y > 0 && block.z > 0 &&
          block.y + window_rows<Connectivity>() - 1 <= grid.ny &&
-         (block.y + block_rows(Connectivity) < grid.ny || block.z + 1 < grid.nz);
+         (block.y + kBlockRows < grid.ny || block.z + 1 < grid.nz);
 }
 
 // Foreground of the window positions in `wanted`, which lie inside the volume.
@@ -269,7 +336,7 @@ VOLCCL_HD std::uint32_t window_foreground(const std::uint8_t* mask, const PairGr
     for (std::uint32_t cy = 0; cy < window_rows<Connectivity>(); ++cy) {
       foreground |= detail::nonzero_bytes4(mask + corner + cy * grid.row) << (4 * cy);
     }
-    for (std::uint32_t cy = 0; cy <= block_rows(Connectivity); ++cy) {
+    for (std::uint32_t cy = 0; cy <= kBlockRows; ++cy) {
       foreground |= detail::nonzero_bytes4(mask + corner + grid.slice + cy * grid.row)
                     << (16 + 4 * cy);
     }
@@ -309,40 +376,63 @@ VOLCCL_HD std::uint32_t cluster_of(std::uint32_t seed, std::uint32_t positions,
   return cluster;
 }
 
-// Under 6: whether a column of the block has foreground in the block, above it, behind it and
-// above behind it (window bits 21-22, 17-18, 5-6 and 1-2). The block then reaches the pair
-// behind it through the pair above it without a Union of its own: the block's contact above is
-// made in this row, the pair above's contact behind in the row before, and the pair behind's
-// contact above in the slice before.
-VOLCCL_HD bool closes_square_behind(std::uint32_t window) {
-  return ((window >> 21) & (window >> 17) & (window >> 5) & (window >> 1) & 3u) != 0;
+// Under 6: the window positions of the lower pairs that the block's pairs must be united with.
+// The contacts are pair to pair: the top pair with the pair above it (bit 16 + cx), each pair
+// with the pair behind it (4 + cx, 8 + cx) and, at a segment's first lane (inside a segment
+// Initialization linked them), with the left neighbour's pair of its row (20, 24). A contact needs
+// no Union when it is joined through contacts earlier in the order (slice, row of blocks; left,
+// above, behind the top pair, behind the bottom pair; column), so by induction every contact is
+// joined once Merge is over:
+// - the pair touches the left neighbour's pair of its row, which touches the pair above (behind)
+//   it at the column next to ours, itself linked to the pair above (behind) us (UF's rule);
+// - behind the top pair: a column of it has foreground above, behind and above behind (the pair
+//   above reaches the pair behind through the contact behind of the row of blocks before);
+// - behind the bottom pair: a column of it has foreground in the top pair, behind the top pair
+//   and behind itself (the two pairs of the block, and the two behind it, are linked).
+// Inside a coarse blob only the first column of each run and the top of the blob make Unions.
+VOLCCL_HD std::uint32_t pairs_to_unite_under_6(std::uint32_t window, bool segment_start) {
+  constexpr std::uint32_t kOwnColumns = 6u, kLeftLink = 3u;  // cx 1-2; cx 0-1
+  const std::uint32_t top = (window >> 20) & 7u, bottom = (window >> 24) & 7u;
+  const std::uint32_t above = (window >> 16) & 7u, behind_above = window & 7u;
+  const std::uint32_t behind_top = (window >> 4) & 7u, behind_bottom = (window >> 8) & 7u;
+  const bool top_left = (top & kLeftLink) == kLeftLink;
+  const bool bottom_left = (bottom & kLeftLink) == kLeftLink;
+  const auto first = [](std::uint32_t columns) { return columns & (~columns + 1); };
+  std::uint32_t positions = 0;
+  if (segment_start && top_left) positions |= 1u << 20;
+  if (segment_start && bottom_left) positions |= 1u << 24;
+  const std::uint32_t up = top & above & kOwnColumns;
+  if (up != 0 && !(top_left && (above & kLeftLink) == kLeftLink)) positions |= first(up) << 16;
+  const std::uint32_t back = top & behind_top & kOwnColumns;
+  if (back != 0 && !(top_left && (behind_top & kLeftLink) == kLeftLink) &&
+      (back & above & behind_above) == 0) {
+    positions |= first(back) << 4;
+  }
+  const std::uint32_t back_bottom = bottom & behind_bottom & kOwnColumns;
+  if (back_bottom != 0 && !(bottom_left && (behind_bottom & kLeftLink) == kLeftLink) &&
+      (back_bottom & top & behind_top) == 0) {
+    positions |= first(back_bottom) << 8;
+  }
+  return positions;
 }
 
-// Merge (Alg. 2 over the blocks): one Union per cluster of the lower blocks' foreground voxels in
-// the window that touches the block. Two adjacent foreground voxels of lower blocks lie in
-// blocks that touch, both before this one, and those are united by the thread of the later one
-// (by induction over the blocks in raster order), so a cluster needs one Union, with any of its
-// voxels' pairs. The cluster of the left neighbour needs none when Initialization put the two
-// blocks in one run (a segment's lane other than 0 that touches its left neighbour).
-//
-// Under 6 a block touches three lower blocks, single pairs: the left one, the one above (dy =
-// -1) and the one behind (dz = -1); the clusters reduce to UF's rule, tested directly: the pair
-// above (behind) needs no Union when the block touches the left pair (joined by Initialization's
-// run or by the block's own Union) and it and the pair above (behind) both touch the pair above
-// (behind) the left one, whose contact is made for the left pair. And the pair behind needs none
-// when a column closes a square with the pair above (closes_square_behind). Every skipped contact
-// is joined through contacts earlier in the order (slice, row, above before behind, column), so
-// by induction every contact is joined once Merge is over: inside a coarse blob only the rows at
-// its top make Unions behind.
-// Under 18, when every candidate position is foreground (inside any blob) they are one cluster
-// (tests/ufb_logic_3d_test.cpp checks every foreground pattern and cut of the window).
+// Merge (Alg. 2 over the blocks). Under 6, the Unions of pairs_to_unite_under_6, each from the
+// block's pair of the contact's row. Under 18 a block is one node, and gets one Union per cluster
+// of the lower blocks' foreground voxels in the window that touches the block: two adjacent
+// foreground voxels of lower blocks lie in blocks that touch, both before this one, and those are
+// united by the thread of the later one (by induction over the blocks in raster order), so a
+// cluster needs one Union, with any of its voxels' pairs. The cluster of the left neighbour needs
+// none when Initialization put the two blocks in one run (a segment's lane other than 0 that
+// touches its left neighbour); when every candidate position is foreground (inside any blob)
+// they are one cluster (tests/ufb_logic_3d_test.cpp checks every foreground pattern and cut of
+// the window).
 template <int Connectivity>
 struct UfbMerge {
   const std::uint8_t* mask;
   std::uint32_t* parents;
 
   VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
-    constexpr std::uint32_t kOwn = Connectivity == 6 ? 0x00600000u : 0x06600000u;
+    constexpr std::uint32_t kOwn = 0x06600000u;
     constexpr std::uint32_t kLower = lower_window<Connectivity>();
     const bool interior = window_is_interior<Connectivity>(grid, block);
     const std::uint32_t inside =
@@ -351,28 +441,23 @@ struct UfbMerge {
         window_foreground<Connectivity>(mask, grid, block, interior, (kLower | kOwn) & inside);
     const std::uint32_t own = window & kOwn;
     if (own == 0) return;
-    const std::uint32_t candidates = dilate<Connectivity>(own) & kLower & inside;
-    const std::uint32_t touching = candidates & window;
-    if (touching == 0) return;
-    const bool in_run = block.i % kBlocksPerSegment != 0 && (touching & kLeftBlockVoxels) != 0;
     const PairForest forest{parents};
-    std::uint32_t node = block_key(grid, block, block_voxels_of(own));
+    const bool segment_start = block.i % kBlocksPerSegment == 0;
     if (Connectivity == 6) {
-      constexpr std::uint32_t kLeft = 1u << 20, kAbove = 0x6u << 16, kBehind = 0x60u;
-      constexpr std::uint32_t kAboveLeftLink = 0x3u << 16, kBehindLeftLink = 0x30u;
-      const bool left_joined = (touching & kLeft) != 0;
-      if (left_joined && !in_run) node = detail::unite(forest, node, window_key(grid, block, 20));
-      if ((touching & kAbove) != 0 &&
-          !(left_joined && (window & kAboveLeftLink) == kAboveLeftLink)) {
-        node = detail::unite(forest, node, window_key(grid, block, 17));
-      }
-      if ((touching & kBehind) != 0 &&
-          !(left_joined && (window & kBehindLeftLink) == kBehindLeftLink) &&
-          !closes_square_behind(window)) {
-        detail::unite(forest, node, window_key(grid, block, 5));
+      std::uint32_t positions = pairs_to_unite_under_6(window, segment_start);
+      while (positions != 0) {
+        const int p = lowest_bit(positions);
+        positions &= positions - 1;
+        const std::uint32_t pair = block.pair + (((p >> 2) & 3) == 2 ? grid.pairs_x : 0u);
+        detail::unite(forest, pair, window_key(grid, block, p));
       }
       return;
     }
+    const std::uint32_t candidates = dilate<Connectivity>(own) & kLower & inside;
+    const std::uint32_t touching = candidates & window;
+    if (touching == 0) return;
+    const bool in_run = !segment_start && (touching & kLeftBlockVoxels) != 0;
+    std::uint32_t node = block_key(grid, block, block_voxels_of(own));
     if (touching == candidates) {
       if (!in_run) detail::unite(forest, node, window_key(grid, block, lowest_bit(touching)));
       return;
@@ -397,24 +482,25 @@ struct UfbMerge {
 // root, the trees being shallow after Merge's path halving. A Compression pass would walk the
 // same paths and write the slots back, one more pass over the node array (bench/NOTES.md, UFB-2).
 
-// The root pair of the block, kNoPair when neither of its pairs is a root.
-template <int Connectivity>
+// The block's pairs that are roots: bit 0 the top pair, bit 1 the bottom pair (under 18 never
+// both: a bottom pair below a top pair with foreground hangs under it).
 struct UfbRoots {
   const std::uint32_t* parents;
   VOLCCL_HD std::uint32_t operator()(const PairGrid& grid, const PairBlock& block) const {
-    if (parents[block.pair] == block.pair) return block.pair;
-    if (block_rows(Connectivity) == 2 && block.y + 1 < grid.ny) {
+    std::uint32_t roots = parents[block.pair] == block.pair ? 1u : 0u;
+    if (block.y + 1 < grid.ny) {
       const std::uint32_t bottom = block.pair + grid.pairs_x;
-      if (parents[bottom] == bottom) return bottom;
+      if (parents[bottom] == bottom) roots |= 2u;
     }
-    return kNoPair;
+    return roots;
   }
 };
 
 // FinalLabeling: the component's consecutive label to the block's foreground voxels, 0 to its
-// background voxels, from the mask and the root of the block's key. The kernel issues the loads
-// of several blocks before it walks any of them (first_parent, then label_of, then store); the
-// CPU takes a block at a time.
+// background voxels, from the mask and the roots of the block's pairs: under 18 the block's key
+// pair for both rows, under 6 each pair for its row (the two may be apart on a diagonal). The
+// kernel issues the loads of several blocks before it walks any of them (first_parents, then
+// label_of, then store); the CPU takes a block at a time.
 template <int Connectivity>
 struct UfbFinalLabeling {
   const std::uint8_t* mask;
@@ -423,14 +509,19 @@ struct UfbFinalLabeling {
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;
 
-  // The parent of the block's key pair, kNoPair for a block of background. The top pair's slot
-  // is read beside the mask, not after it: it is the key whenever it holds a parent.
-  VOLCCL_HD std::uint32_t first_parent(const PairGrid& grid, const PairBlock& block) const {
-    std::uint32_t parent = parents[block.pair];
-    if (block_rows(Connectivity) == 2 && parent == kNoPair && block.y + 1 < grid.ny) {
-      parent = parents[block.pair + grid.pairs_x];
+  // The parents to walk from, kNoPair for background: under 6 those of the top and the bottom
+  // pair; under 18 that of the key pair in *top (the top pair's slot is read beside the mask, not
+  // after it: it is the key whenever it holds a parent).
+  VOLCCL_HD void first_parents(const PairGrid& grid, const PairBlock& block, std::uint32_t* top,
+                               std::uint32_t* bottom) const {
+    *top = parents[block.pair];
+    *bottom = kNoPair;
+    if (block.y + 1 >= grid.ny) return;
+    if (Connectivity == 6) {
+      *bottom = parents[block.pair + grid.pairs_x];
+    } else if (*top == kNoPair) {
+      *top = parents[block.pair + grid.pairs_x];
     }
-    return parent;
   }
 
   VOLCCL_HD std::uint32_t label_of(std::uint32_t parent) const {
@@ -439,12 +530,20 @@ struct UfbFinalLabeling {
     return detail::component_label(root_bitmap, words_before, root);
   }
 
+  // The labels of the top and bottom rows from first_parents.
+  VOLCCL_HD void labels_of(std::uint32_t top, std::uint32_t bottom, std::uint32_t* top_label,
+                           std::uint32_t* bottom_label) const {
+    *top_label = label_of(top);
+    *bottom_label = Connectivity == 6 ? label_of(bottom) : *top_label;
+  }
+
   VOLCCL_HD void store(const PairGrid& grid, const PairBlock& block, std::uint32_t foreground,
-                       std::uint32_t label) const {
+                       std::uint32_t top_label, std::uint32_t bottom_label) const {
     const bool whole_pairs = 2 * block.i + 1 < grid.nx;
-    for (std::uint32_t ly = 0; ly < block_rows(Connectivity); ++ly) {
+    for (std::uint32_t ly = 0; ly < kBlockRows; ++ly) {
       if (ly > 0 && block.y + ly >= grid.ny) break;
       const std::uint32_t index = block.voxel + ly * grid.row;
+      const std::uint32_t label = ly == 0 ? top_label : bottom_label;
       const std::uint32_t first = (foreground >> (2 * ly)) & 1 ? label : 0;
       const std::uint32_t second = (foreground >> (2 * ly + 1)) & 1 ? label : 0;
 #if defined(__CUDA_ARCH__)
@@ -460,8 +559,10 @@ struct UfbFinalLabeling {
   }
 
   VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block) const {
-    store(grid, block, block_foreground<Connectivity>(mask, grid, block),
-          label_of(first_parent(grid, block)));
+    std::uint32_t top, bottom, top_label, bottom_label;
+    first_parents(grid, block, &top, &bottom);
+    labels_of(top, bottom, &top_label, &bottom_label);
+    store(grid, block, block_foreground(mask, grid, block), top_label, bottom_label);
   }
 };
 

@@ -79,12 +79,12 @@ TEST(UfbLogic3d, DilationsAreTheConnectivities) {
 // the window's lower positions are exactly those of blocks before the block in raster order.
 template <int Connectivity>
 void expect_window_keys(Extent3 extent) {
-  const PairGrid grid = kernels3d::make_pair_grid(extent, Connectivity);
-  constexpr std::uint32_t rows = kernels3d::block_rows(Connectivity);
+  const PairGrid grid = kernels3d::make_pair_grid(extent);
+  constexpr std::uint32_t rows = kernels3d::kBlockRows;
   for (std::uint32_t z = 0; z < grid.nz; ++z) {
     for (std::uint32_t j = 0; j < grid.blocks_y; ++j) {
       for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
-        const PairBlock block = kernels3d::pair_block_at<Connectivity>(grid, i, j, z);
+        const PairBlock block = kernels3d::pair_block_at(grid, i, j, z);
         const std::uint32_t inside = kernels3d::window_inside_volume<Connectivity>(grid, block);
         for (int p = 0; p < 32; ++p) {
           if (((inside >> p) & 1) == 0) continue;
@@ -120,14 +120,13 @@ TEST(UfbLogic3d, WindowKeysAndLowerBlocks) {
 // window's lower positions (else Merge would miss a contact).
 template <int Connectivity>
 void expect_window_holds_every_contact() {
-  constexpr std::uint32_t own = Connectivity == 6 ? 0x00600000u : 0x06600000u;
+  constexpr std::uint32_t own = 0x06600000u;
   std::uint32_t reach = 0;
   for (int p = 0; p < 32; ++p) {
     if ((own >> p) & 1) reach |= kernels3d::dilate<Connectivity>(1u << p);
   }
   // Everything the block's voxels reach is its own, lower, or (in its slice) after it.
-  const std::uint32_t after =
-      Connectivity == 6 ? 0xFF800000u /* cx 3 of its row, rows below */ : 0xF8800000u;
+  constexpr std::uint32_t after = 0xF8800000u;  // cx 3 of its rows, the row below them
   EXPECT_EQ(reach & ~own & ~kernels3d::lower_window<Connectivity>() & ~after, 0u)
       << std::hex << reach;
   EXPECT_EQ(reach & 0xFFFFu & ~kernels3d::lower_window<Connectivity>(), 0u) << std::hex << reach;
@@ -147,13 +146,13 @@ TEST(UfbLogic3d, CandidatePositionsAt18AreAlwaysConnected) {
   for (std::uint64_t nz = 1; nz <= 3; ++nz) {
     for (std::uint64_t ny = 1; ny <= 6; ++ny) {
       for (std::uint64_t nx = 1; nx <= 6; ++nx) {
-        const PairGrid grid = kernels3d::make_pair_grid({nx, ny, nz}, 18);
+        const PairGrid grid = kernels3d::make_pair_grid({nx, ny, nz});
         for (std::uint32_t z = 0; z < grid.nz; ++z) {
           for (std::uint32_t j = 0; j < grid.blocks_y; ++j) {
             for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
-              const PairBlock block = kernels3d::pair_block_at<18>(grid, i, j, z);
+              const PairBlock block = kernels3d::pair_block_at(grid, i, j, z);
               const std::uint32_t inside = kernels3d::window_inside_volume<18>(grid, block);
-              const std::uint32_t existing = kernels3d::existing_voxels<18>(grid, block);
+              const std::uint32_t existing = kernels3d::existing_voxels(grid, block);
               for (std::uint32_t foreground = 1; foreground < 16; ++foreground) {
                 if ((foreground & ~existing) != 0) continue;
                 const std::uint32_t candidates =
