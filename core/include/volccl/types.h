@@ -26,8 +26,9 @@ bool operator==(const Extent3& a, const Extent3& b);
 // in 2D and 2x2x2 blocks in 3D (Sec. 5.3); a block is one piece only under full connectivity,
 // so they need 8 (2D) or 26 (3D). UF is a voxel union-find (Oliveira and Lotufo, Sec. 4.1 of
 // the same paper) whose voxels start linked to the start of their run along x; it serves every
-// connectivity. UFB is BUF's union-find over the blocks that are one piece under the smaller
-// connectivities, 2x1x1 for 6 and 2x2x1 for 18 (kernels3d/ufb_logic_3d.h); volumes, 6 and 18.
+// connectivity. UFB is BUF's union-find over 2x2x1 blocks, one piece under 18 and, but for the
+// diagonals, under 6, with the blocks' x-pairs as nodes (kernels3d/ufb_logic_3d.h); volumes, 6
+// and 18.
 // KE (Komura, Sec. 4.2 of the same paper) is the 2D label-equivalence baseline, 4 and 8. HA4 is the
 // warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and Meunier (the HA4 paper), 2D,
 // one pixel per thread; HA4-64 is its two-pixels-per-thread variant. Both also label with
