@@ -106,7 +106,7 @@ VOLCCL_HD std::uint32_t block_foreground(const std::uint8_t* mask, const PairGri
   return foreground;
 }
 
-// The block's key: its top pair, or under 18 its bottom pair when the top row is background.
+// Under 18, the block's key: its top pair, or its bottom pair when the top row is background.
 VOLCCL_HD std::uint32_t block_key(const PairGrid& grid, const PairBlock& block,
                                   std::uint32_t foreground) {
   return (foreground & 3u) != 0 ? block.pair : block.pair + grid.pairs_x;
