@@ -129,6 +129,7 @@ __global__ void final_labeling(PairGrid grid, std::uint32_t first_slice,
   PairBlock blocks[kRowsPerThread];
   bool inside[kRowsPerThread];
   std::uint32_t foreground[kRowsPerThread], top[kRowsPerThread], bottom[kRowsPerThread];
+  std::uint32_t top_label[kRowsPerThread], bottom_label[kRowsPerThread];
   VOLCCL_UNROLL
   for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
     inside[r] = block_of_thread<kRowsPerThread>(grid, first_slice, r, &blocks[r]);
@@ -139,11 +140,11 @@ __global__ void final_labeling(PairGrid grid, std::uint32_t first_slice,
   }
   VOLCCL_UNROLL
   for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
-    if (inside[r]) step.labels_of(top[r], bottom[r], &top[r], &bottom[r]);
+    if (inside[r]) step.labels_of(top[r], bottom[r], &top_label[r], &bottom_label[r]);
   }
   VOLCCL_UNROLL
   for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
-    if (inside[r]) step.store(grid, blocks[r], foreground[r], top[r], bottom[r]);
+    if (inside[r]) step.store(grid, blocks[r], foreground[r], top_label[r], bottom_label[r]);
   }
 }
 

@@ -86,8 +86,8 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   labeling.end_step(&StepTimings::merge_ms);
   const kernels3d::UfbRoots roots{parents};
   std::uint32_t* const root_bitmap = labeling.root_bitmap();
-  run([&](const PairGrid& grid_of_step, const PairBlock& block) {
-    const std::uint32_t root = roots(grid_of_step, block);
+  run([&](const PairGrid&, const PairBlock& block) {
+    const std::uint32_t root = roots(grid, block);
     if ((root & 1u) != 0) detail::mark_component_start(root_bitmap, block.pair);
     if ((root & 2u) != 0) detail::mark_component_start(root_bitmap, block.pair + grid.pairs_x);
   });

@@ -500,7 +500,7 @@ struct UfbRoots {
 // background voxels, from the mask and the roots of the block's pairs: under 18 the block's key
 // pair for both rows, under 6 each pair for its row (the two may be apart on a diagonal). The
 // kernel issues the loads of several blocks before it walks any of them (first_parents, then
-// label_of, then store); the CPU takes a block at a time.
+// labels_of, then store); the CPU takes a block at a time.
 template <int Connectivity>
 struct UfbFinalLabeling {
   const std::uint8_t* mask;
