@@ -62,9 +62,8 @@ __global__ void initialize_18(const std::uint8_t* mask, PairGrid grid, std::uint
   }
 }
 
-// Initialization under 6: each lane takes its left neighbour's foreground by a shuffle; then lane
-// l votes for columns l and 32 + l (column lx of blocks l / 2 and 16 + l / 2, taken by shuffles),
-// whether they start a run and whether they have a top voxel.
+// Initialization under 6: each lane takes its left neighbour's foreground by a shuffle, then the
+// warp votes the segment's pieces (four ballots).
 __global__ void initialize_6(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
                              kernels3d::UfbInitialize6 step) {
   const std::uint32_t lane = threadIdx.x;
@@ -79,16 +78,14 @@ __global__ void initialize_6(const std::uint8_t* mask, PairGrid grid, std::uint3
   VOLCCL_UNROLL
   for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
     const std::uint32_t left = __shfl_up_sync(kFullWarp, foreground[r], 1);
-    const kernels3d::BlockColumns columns =
-        kernels3d::block_columns(foreground[r], lane > 0 ? left : 0u);
-    const std::uint32_t packed = columns.starts | columns.tops << 2;
-    const std::uint32_t low = __shfl_sync(kFullWarp, packed, lane / 2) >> (lane % 2);
-    const std::uint32_t high = __shfl_sync(kFullWarp, packed, 16 + lane / 2) >> (lane % 2);
-    const std::uint64_t starts = __ballot_sync(kFullWarp, (low & 1u) != 0) |
-                                 std::uint64_t{__ballot_sync(kFullWarp, (high & 1u) != 0)} << 32;
-    const std::uint64_t tops = __ballot_sync(kFullWarp, (low & 4u) != 0) |
-                               std::uint64_t{__ballot_sync(kFullWarp, (high & 4u) != 0)} << 32;
-    if (inside[r]) step(grid, blocks[r], foreground[r], lane, starts, tops);
+    const kernels3d::BlockPieces pieces =
+        kernels3d::block_pieces(foreground[r], lane > 0 ? left : 0u);
+    kernels3d::SegmentPieces votes;
+    votes.linked = __ballot_sync(kFullWarp, pieces.linked);
+    votes.split = __ballot_sync(kFullWarp, pieces.split);
+    votes.tops = __ballot_sync(kFullWarp, pieces.top);
+    votes.split_tops = __ballot_sync(kFullWarp, pieces.split_top);
+    if (inside[r]) step(grid, blocks[r], foreground[r], lane, votes);
   }
 }
 

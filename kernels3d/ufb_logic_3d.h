@@ -172,71 +172,106 @@ struct UfbInitialize18 {
 };
 
 // Under 6 a 2x2x1 block is one piece unless its foreground is one of the two diagonals, so its
-// nodes are its pairs, linked when they touch. Initialization links them by the columns of the
-// segment's two rows (column 2 lane + lx): a column's voxels share a face, so they are one
-// piece, and two neighbouring columns touch exactly when one row has foreground in both. The
-// pieces of the segment's two rows are then runs of linked columns, found from 64-bit masks of
-// the segment's columns (bit 2 lane + lx) as the runs of blocks are under 18, and every pair
-// points at its run's smallest key: the top pair of its first column with a top voxel, or without
-// one the bottom pair of its first column.
+// nodes are its pairs, linked when they touch. Initialization links them by runs over the
+// segment's two rows: a column's voxels share a face, and two neighbouring columns touch exactly
+// when one row has foreground in both, so the pieces of the two rows are runs of linked columns.
+// Inside a block both columns are in one run unless the block is split (both columns have
+// foreground and no row has both: a diagonal); so a run is a stretch of lanes, each linked to the
+// one before, that begins at a lane's first piece (its only piece, or the first column of a split
+// block) or at a split block's second column, and ends at a split block's first column or at the
+// lane before the next unlinked one. That takes 32-bit lane masks (four votes), where columns
+// would take 64-bit masks (bench/NOTES.md, UFB-8). Every pair points at its run's smallest key:
+// the top pair of its first piece with a top voxel, or without one the bottom pair of its first
+// piece.
 
-// The columns of one block (bit lx): those that start a run (foreground, not linked to the
-// column before), and those with a top voxel. `left`: the left neighbour's foreground in the
-// segment, 0 for the segment's first lane.
-struct BlockColumns {
-  std::uint32_t starts, tops;
+// The lane's votes (bit per lane of the segment): `linked`, the block's first column touches the
+// left neighbour's second column (never at lane 0); `split`, a diagonal block; `tops`, the first
+// piece (the whole block unless split) has a top voxel; `split_tops`, a split block's second
+// column has its top voxel.
+struct SegmentPieces {
+  std::uint32_t linked = 0, split = 0, tops = 0, split_tops = 0;
 };
 
-VOLCCL_HD BlockColumns block_columns(std::uint32_t foreground, std::uint32_t left) {
-  const std::uint32_t linked_first = (foreground & (left >> 1) & 5u) != 0 ? 1u : 0u;
-  const std::uint32_t linked_second = (foreground & (foreground >> 1) & 5u) != 0 ? 2u : 0u;
-  const std::uint32_t columns = (foreground | (foreground >> 2)) & 3u;
-  return {columns & ~(linked_first | linked_second), foreground & 3u};
+// One lane's bits of SegmentPieces; `left`: the left neighbour's foreground, 0 at lane 0.
+struct BlockPieces {
+  bool linked, split, top, split_top;
+};
+
+VOLCCL_HD BlockPieces block_pieces(std::uint32_t foreground, std::uint32_t left) {
+  const bool linked = (foreground & (left >> 1) & 5u) != 0;
+  const bool joined = (foreground & (foreground >> 1) & 5u) != 0;
+  const bool split = (foreground & 5u) != 0 && (foreground & 10u) != 0 && !joined;
+  return {linked, split, (foreground & (split ? 1u : 3u)) != 0, split && (foreground & 2u) != 0};
 }
 
-// The smallest keys of the runs that hold the lane's two columns, as (lane, top) as run_minimum
-// gives them; a column of background gets either. Both at once: the runs share their bounds
-// unless the second column starts a run.
-struct ColumnRunMinima {
+// Lanes 0..lane, and lanes first..last (none when last < first).
+VOLCCL_HD std::uint32_t lanes_up_to(std::uint32_t lane) {
+  return lane >= 31 ? 0xFFFFFFFFu : (2u << lane) - 1;
+}
+
+VOLCCL_HD std::uint32_t lanes_between(std::uint32_t first, std::uint32_t last) {
+  return last < first ? 0u : lanes_up_to(last) & ~((1u << first) - 1);
+}
+
+// The smallest key of a run whose first pieces lie in lanes first..last, preceded by a split
+// lane's second column when `after_split` (lane first - 1, or `split_lane` for the run that
+// begins at the lane's own second column); without a top voxel, the bottom pair of the run's
+// first lane.
+VOLCCL_HD RunMinimum run_minimum_of(const SegmentPieces& votes, std::uint32_t split_lane,
+                                    bool after_split, std::uint32_t first, std::uint32_t last) {
+  if (after_split && ((votes.split_tops >> split_lane) & 1u) != 0) return {split_lane, true};
+  const std::uint32_t tops = votes.tops & lanes_between(first, last);
+  if (tops != 0) return {static_cast<std::uint32_t>(lowest_bit(tops)), true};
+  return {after_split ? split_lane : first, false};
+}
+
+// The smallest keys of the runs of the lane's first piece and (for a split block) of its second
+// column; for other blocks the second is the first.
+struct PieceRunMinima {
   RunMinimum first, second;
 };
 
-VOLCCL_HD ColumnRunMinima column_run_minima(std::uint64_t starts, std::uint64_t tops,
-                                            std::uint32_t lane) {
-  const std::uint32_t column = 2 * lane;
-  const std::uint64_t up_to_first = (2ull << column) - 1;
-  const bool second_starts = ((starts >> (column + 1)) & 1u) != 0;
-  // Starts after the second column; (4 << 62) wraps to 0, which leaves none.
-  const std::uint64_t later = starts & ~((4ull << column) - 1);
-  const std::uint64_t before_later = later == 0 ? ~0ull : (later & (~later + 1)) - 1;
-  const std::uint64_t earlier = starts & up_to_first;
-  const std::uint32_t first_start =
-      earlier == 0 ? column : static_cast<std::uint32_t>(highest_bit(earlier));
-  const std::uint32_t second_start = second_starts ? column + 1 : first_start;
-  const auto minimum = [&](std::uint64_t run, std::uint32_t start) -> RunMinimum {
-    const std::uint64_t run_tops = tops & run & ~((1ull << start) - 1);
-    if (run_tops != 0) return {static_cast<std::uint32_t>(lowest_bit(run_tops)) / 2, true};
-    return {start / 2, false};
-  };
-  return {minimum(second_starts ? up_to_first : before_later, first_start),
-          minimum(before_later, second_start)};
+VOLCCL_HD PieceRunMinima piece_run_minima(const SegmentPieces& votes, std::uint32_t lane) {
+  // Lanes whose first piece begins a run's first pieces: unlinked, or after a split lane (the
+  // run then begins at the split lane's second column unless the lane is unlinked too).
+  const std::uint32_t begins = ~votes.linked | votes.split << 1;
+  // Lanes whose first piece (split) or last piece (the next lane unlinked) ends a run; lane 31
+  // always.
+  const std::uint32_t ends = votes.split | ~(votes.linked >> 1);
+  const std::uint32_t up_to_lane = lanes_up_to(lane);
+  const auto begin = static_cast<std::uint32_t>(highest_bit(begins & up_to_lane));
+  const bool after_split = ((votes.linked >> begin) & 1u) != 0;
+  const auto end = static_cast<std::uint32_t>(lowest_bit(ends & ~(up_to_lane >> 1)));
+  const RunMinimum first = run_minimum_of(votes, begin - 1, after_split, begin, end);
+  if (((votes.split >> lane) & 1u) == 0) return {first, first};
+  // The second column's run: the lanes after it up to the next split lane or unlinked lane.
+  const std::uint32_t later = ~up_to_lane;
+  const std::uint32_t second_ends =
+      (votes.split & later) | (~(votes.linked >> 1) & ~(up_to_lane >> 1));
+  const auto second_end = static_cast<std::uint32_t>(lowest_bit(second_ends));
+  return {first, run_minimum_of(votes, lane, true, lane + 1, second_end)};
 }
 
 // Under 6: writes the parents of the block's pairs, each its run's smallest key (kNoPair for a
-// pair of background), from the segment's columns.
+// pair of background). A split block's top pair is in its first piece when the top voxel is in
+// the first column, and its bottom pair in the other.
 struct UfbInitialize6 {
   std::uint32_t* parents;
   VOLCCL_HD void operator()(const PairGrid& grid, const PairBlock& block, std::uint32_t foreground,
-                            std::uint32_t lane, std::uint64_t starts, std::uint64_t tops) const {
-    const ColumnRunMinima minima = column_run_minima(starts, tops, lane);
+                            std::uint32_t lane, const SegmentPieces& votes) const {
+    const PieceRunMinima minima = piece_run_minima(votes, lane);
+    const bool top_in_first = (foreground & 1u) != 0 || ((votes.split >> lane) & 1u) == 0;
     const std::uint32_t first_pair = block.pair - lane;
-    const auto run_key = [&](std::uint32_t row_bits) {
+    const auto run_key = [&](std::uint32_t row_bits, bool in_first) {
       if (row_bits == 0) return kNoPair;
-      const RunMinimum minimum = (row_bits & 1u) != 0 ? minima.first : minima.second;
+      const RunMinimum minimum = in_first ? minima.first : minima.second;
       return first_pair + minimum.lane + (minimum.top ? 0 : grid.pairs_x);
     };
-    parents[block.pair] = run_key(foreground & 3u);
-    if (block.y + 1 < grid.ny) parents[block.pair + grid.pairs_x] = run_key(foreground >> 2);
+    parents[block.pair] = run_key(foreground & 3u, top_in_first);
+    if (block.y + 1 < grid.ny) {
+      const bool bottom_in_first = ((votes.split >> lane) & 1u) == 0 || !top_in_first;
+      parents[block.pair + grid.pairs_x] = run_key(foreground >> 2, bottom_in_first);
+    }
   }
 };
 

@@ -1,9 +1,11 @@
 // Properties of UFB's block logic (kernels3d/ufb_logic_3d.h) that the labeling tests could miss
-// because they hold only for rare configurations: the run minimum of a segment's votes, the
+// because they hold only for rare configurations: the run minimum of a segment's votes (and under
+// 6 the smallest key of every piece of a segment's two rows), the
 // window's dilations against the connectivities' definitions, and the pair key of every window
 // position.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
@@ -39,6 +41,68 @@ TEST(UfbLogic3d, RunMinimumMatchesAWalkOverTheLanes) {
       const kernels3d::RunMinimum actual = kernels3d::run_minimum(linked, top, lane);
       ASSERT_EQ(actual.lane, expected.lane) << std::hex << linked << " " << top << " " << lane;
       ASSERT_EQ(actual.top, expected.top) << std::hex << linked << " " << top << " " << lane;
+    }
+  }
+}
+
+// Under 6, Initialization's parent of every pair of a segment (two rows of 64 voxels) is the
+// smallest key of the pair's piece of the two rows, found here by flood fill; keys are x / 2 in
+// the top row and 32 + x / 2 in the bottom row.
+TEST(UfbLogic3d, InitializationUnder6LinksEachPairToItsPiecesSmallestKey) {
+  const PairGrid grid = kernels3d::make_pair_grid({64, 2, 1});
+  std::mt19937 random(2024);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::uint8_t mask[128];
+    const unsigned density = 1 + trial % 9;  // of 10
+    for (std::uint8_t& voxel : mask) voxel = random() % 10 < density ? 1 : 0;
+    // Pieces by flood fill over the 2 x 64 voxels (4-connected in the plane of the rows).
+    int piece[128];
+    for (int& p : piece) p = -1;
+    std::uint32_t smallest[128];
+    int pieces = 0;
+    for (int start = 0; start < 128; ++start) {
+      if (mask[start] == 0 || piece[start] >= 0) continue;
+      std::uint32_t least = 0xFFFFFFFFu;
+      int stack[128], size = 0;
+      stack[size++] = start;
+      piece[start] = pieces;
+      while (size > 0) {
+        const int v = stack[--size];
+        const int x = v % 64, y = v / 64;
+        least = std::min<std::uint32_t>(least, static_cast<std::uint32_t>(32 * y + x / 2));
+        const int neighbours[4] = {x > 0 ? v - 1 : -1, x < 63 ? v + 1 : -1, y == 0 ? v + 64 : -1,
+                                   y == 1 ? v - 64 : -1};
+        for (const int n : neighbours) {
+          if (n >= 0 && mask[n] != 0 && piece[n] < 0) {
+            piece[n] = pieces;
+            stack[size++] = n;
+          }
+        }
+      }
+      smallest[pieces++] = least;
+    }
+    std::uint32_t foreground[32];
+    PairBlock blocks[32];
+    kernels3d::SegmentPieces votes;
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      blocks[lane] = kernels3d::pair_block_at(grid, lane, 0, 0);
+      foreground[lane] = kernels3d::block_foreground(mask, grid, blocks[lane]);
+      const kernels3d::BlockPieces block =
+          kernels3d::block_pieces(foreground[lane], lane > 0 ? foreground[lane - 1] : 0u);
+      votes.linked |= std::uint32_t{block.linked} << lane;
+      votes.split |= std::uint32_t{block.split} << lane;
+      votes.tops |= std::uint32_t{block.top} << lane;
+      votes.split_tops |= std::uint32_t{block.split_top} << lane;
+    }
+    std::uint32_t parents[64];
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      kernels3d::UfbInitialize6{parents}(grid, blocks[lane], foreground[lane], lane, votes);
+    }
+    for (std::uint32_t key = 0; key < 64; ++key) {
+      const int first = 64 * static_cast<int>(key / 32) + 2 * static_cast<int>(key % 32);
+      const int voxel = mask[first] != 0 ? first : first + 1;
+      const std::uint32_t expected = mask[voxel] != 0 ? smallest[piece[voxel]] : kernels3d::kNoPair;
+      ASSERT_EQ(parents[key], expected) << "trial " << trial << " key " << key;
     }
   }
 }
