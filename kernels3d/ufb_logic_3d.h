@@ -213,10 +213,9 @@ VOLCCL_HD std::uint32_t lanes_between(std::uint32_t first, std::uint32_t last) {
   return last < first ? 0u : lanes_up_to(last) & ~((1u << first) - 1);
 }
 
-// The smallest key of a run whose first pieces lie in lanes first..last, preceded by a split
-// lane's second column when `after_split` (lane first - 1, or `split_lane` for the run that
-// begins at the lane's own second column); without a top voxel, the bottom pair of the run's
-// first lane.
+// The smallest key of a run whose first pieces lie in lanes first..last and which, when
+// `after_split`, begins at the second column of lane `split_lane` (a split block); without a top
+// voxel, the bottom pair of the run's first lane.
 VOLCCL_HD RunMinimum run_minimum_of(const SegmentPieces& votes, std::uint32_t split_lane,
                                     bool after_split, std::uint32_t first, std::uint32_t last) {
   if (after_split && ((votes.split_tops >> split_lane) & 1u) != 0) return {split_lane, true};
