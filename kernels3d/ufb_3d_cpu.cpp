@@ -40,15 +40,7 @@ void initialize(const std::uint8_t* mask, std::uint32_t* parents, const PairGrid
         foreground[lane] = kernels3d::block_foreground(mask, grid, blocks[lane]);
       }
       if constexpr (Connectivity == 6) {
-        kernels3d::SegmentPieces votes;
-        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-          const kernels3d::BlockPieces pieces =
-              kernels3d::block_pieces(foreground[lane], lane > 0 ? foreground[lane - 1] : 0u);
-          votes.linked |= std::uint32_t{pieces.linked} << lane;
-          votes.split |= std::uint32_t{pieces.split} << lane;
-          votes.tops |= std::uint32_t{pieces.top} << lane;
-          votes.split_tops |= std::uint32_t{pieces.split_top} << lane;
-        }
+        const kernels3d::SegmentPieces votes = kernels3d::segment_pieces(foreground, lanes);
         const kernels3d::UfbInitialize6 step{parents};
         for (std::uint32_t lane = 0; lane < lanes; ++lane) {
           step(grid, blocks[lane], foreground[lane], lane, votes);

@@ -204,6 +204,19 @@ VOLCCL_HD BlockPieces block_pieces(std::uint32_t foreground, std::uint32_t left)
   return {linked, split, (foreground & (split ? 1u : 3u)) != 0, split && (foreground & 2u) != 0};
 }
 
+// The votes of a segment of `lanes` blocks taken one block at a time (the CPU backend's warp).
+inline SegmentPieces segment_pieces(const std::uint32_t* foreground, std::uint32_t lanes) {
+  SegmentPieces votes;
+  for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+    const BlockPieces block = block_pieces(foreground[lane], lane > 0 ? foreground[lane - 1] : 0u);
+    votes.linked |= std::uint32_t{block.linked} << lane;
+    votes.split |= std::uint32_t{block.split} << lane;
+    votes.tops |= std::uint32_t{block.top} << lane;
+    votes.split_tops |= std::uint32_t{block.split_top} << lane;
+  }
+  return votes;
+}
+
 // Lanes 0..lane, and lanes first..last (none when last < first).
 VOLCCL_HD std::uint32_t lanes_up_to(std::uint32_t lane) {
   return lane >= 31 ? 0xFFFFFFFFu : (2u << lane) - 1;

@@ -83,17 +83,11 @@ TEST(UfbLogic3d, InitializationUnder6LinksEachPairToItsPiecesSmallestKey) {
     }
     std::uint32_t foreground[32];
     PairBlock blocks[32];
-    kernels3d::SegmentPieces votes;
     for (std::uint32_t lane = 0; lane < 32; ++lane) {
       blocks[lane] = kernels3d::pair_block_at(grid, lane, 0, 0);
       foreground[lane] = kernels3d::block_foreground(mask, grid, blocks[lane]);
-      const kernels3d::BlockPieces block =
-          kernels3d::block_pieces(foreground[lane], lane > 0 ? foreground[lane - 1] : 0u);
-      votes.linked |= std::uint32_t{block.linked} << lane;
-      votes.split |= std::uint32_t{block.split} << lane;
-      votes.tops |= std::uint32_t{block.top} << lane;
-      votes.split_tops |= std::uint32_t{block.split_top} << lane;
     }
+    const kernels3d::SegmentPieces votes = kernels3d::segment_pieces(foreground, 32);
     std::uint32_t parents[64];
     for (std::uint32_t lane = 0; lane < 32; ++lane) {
       kernels3d::UfbInitialize6{parents}(grid, blocks[lane], foreground[lane], lane, votes);
