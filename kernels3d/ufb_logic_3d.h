@@ -123,6 +123,11 @@ VOLCCL_HD bool touches_left(const std::uint8_t* mask, const PairGrid& grid, cons
   return left;
 }
 
+// Lanes 0..lane of a segment.
+VOLCCL_HD std::uint32_t lanes_up_to(std::uint32_t lane) {
+  return lane >= 31 ? 0xFFFFFFFFu : (2u << lane) - 1;
+}
+
 // The lane whose key is the smallest of `lane`'s run of touching blocks in a segment, given a
 // bit per lane of the segment: `linked` (the block touches its left neighbour, lane 0 never),
 // `top` (the block's top row has foreground). A run's smallest key is its first top pair, since
@@ -134,7 +139,7 @@ struct RunMinimum {
 
 VOLCCL_HD RunMinimum run_minimum(std::uint32_t linked, std::uint32_t top, std::uint32_t lane) {
   const std::uint32_t starts = ~linked;
-  const std::uint32_t up_to_lane = lane == 31 ? 0xFFFFFFFFu : (2u << lane) - 1;
+  const std::uint32_t up_to_lane = lanes_up_to(lane);
   const auto first = static_cast<std::uint32_t>(highest_bit(starts & up_to_lane));
   const std::uint32_t next_starts = starts & ~up_to_lane;
   const std::uint32_t run =
@@ -217,11 +222,7 @@ inline SegmentPieces segment_pieces(const std::uint32_t* foreground, std::uint32
   return votes;
 }
 
-// Lanes 0..lane, and lanes first..last (none when last < first).
-VOLCCL_HD std::uint32_t lanes_up_to(std::uint32_t lane) {
-  return lane >= 31 ? 0xFFFFFFFFu : (2u << lane) - 1;
-}
-
+// Lanes first..last of a segment (none when last < first).
 VOLCCL_HD std::uint32_t lanes_between(std::uint32_t first, std::uint32_t last) {
   return last < first ? 0u : lanes_up_to(last) & ~((1u << first) - 1);
 }
