@@ -113,17 +113,24 @@ __device__ __forceinline__ std::uint64_t group_sum(unsigned group, std::uint64_t
   return low + (std::uint64_t{middle} << 22) + (std::uint64_t{high} << 43);
 }
 
+// Whether the lanes of a __match_any_sync group are more than one.
+__device__ __forceinline__ bool shares_label(unsigned group) { return (group & (group - 1)) != 0; }
+
 // Called by all 32 lanes, converged. Lanes with `has` set reduce `m` with the other lanes of the
 // same label; returns true on each group's lowest lane, whose `m` then holds the group's sum.
+// A __reduce_*_sync over a partial mask loops over the distinct masks of the lanes that call it,
+// so lanes without moments, or alone with their label, keep out of it (bench/NOTES.md, S-7).
 template <bool kSmall>
 __device__ __forceinline__ bool reduce_by_label(bool has, std::uint32_t label, Moments& m) {
   const unsigned group = __match_any_sync(kFullWarp, has ? label : 0u);
-  m.count = group_sum<kSmall>(group, m.count);
-  for (int a = 0; a < 3; ++a) m.sum[a] = group_sum<kSmall>(group, m.sum[a]);
-  for (int p = 0; p < 6; ++p) m.sum_products[p] = group_sum<kSmall>(group, m.sum_products[p]);
-  for (int a = 0; a < 3; ++a) {
-    m.min[a] = __reduce_min_sync(group, m.min[a]);
-    m.max[a] = __reduce_max_sync(group, m.max[a]);
+  if (has && shares_label(group)) {
+    m.count = group_sum<kSmall>(group, m.count);
+    for (int a = 0; a < 3; ++a) m.sum[a] = group_sum<kSmall>(group, m.sum[a]);
+    for (int p = 0; p < 6; ++p) m.sum_products[p] = group_sum<kSmall>(group, m.sum_products[p]);
+    for (int a = 0; a < 3; ++a) {
+      m.min[a] = __reduce_min_sync(group, m.min[a]);
+      m.max[a] = __reduce_max_sync(group, m.max[a]);
+    }
   }
   const unsigned lane = thread_rank() & 31;
   return has && lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1);
@@ -153,10 +160,15 @@ struct HighWords<kSlots, true> {};
 // A component with voxels both inside and outside the box has, inside, a voxel next to one
 // outside: on a face of the box that another box shares. So a label whose bounding box within
 // the box keeps off every such face lies wholly inside, and its row is complete.
+// Passed by value: behind a pointer it lives in local memory, and the flush's loads of it stalled
+// (NOTES S-8). `components`: false where a label may lie in pieces (any label image), so that no
+// row is known whole.
 struct RegionBox {
   std::uint32_t begin[3], end[3], extent[3];
+  bool components;
 
   __device__ bool holds_whole(const Moments& absolute) const {
+    if (!components) return false;
     for (int a = 0; a < 3; ++a) {
       if (begin[a] > 0 && absolute.min[a] == begin[a]) return false;
       if (end[a] < extent[a] && absolute.max[a] + 1 == end[a]) return false;
@@ -231,10 +243,10 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
     }
   }
 
-  // By every thread of the block after a __syncthreads(). With a `box` (the region whose every
-  // voxel was added), the rows of labels that lie wholly in it are stored without atomics.
+  // By every thread of the block after a __syncthreads(). `box`: the region whose every voxel was
+  // added; the rows of labels that lie wholly in it are stored without atomics.
   __device__ void flush(ComponentMoments* global, const Origin& origin,
-                        const RegionBox* box) const {
+                        const RegionBox& box) const {
     for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
       if (label[s] == 0) continue;
       Moments m;
@@ -253,7 +265,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
         m.max[a] = max[a][s];
       }
       const Moments absolute = to_absolute(m, origin);
-      if (box != nullptr && box->holds_whole(absolute)) {
+      if (box.holds_whole(absolute)) {
         store_row(global + label[s] - 1, absolute);
       } else {
         add_atomically(global[label[s] - 1], absolute);
@@ -272,7 +284,7 @@ __device__ void gather_one_label_per_thread(SharedMoments<kSlots>& shared, std::
                                             ComponentMoments* table) {
   if (reduce_by_label<kSmall>(label != 0, label, m)) shared.add(label, m, origin, table);
   __syncthreads();
-  shared.flush(table, origin, nullptr);
+  shared.flush(table, origin, RegionBox{});
 }
 
 }  // namespace volccl::detail

@@ -152,42 +152,67 @@ struct LateInput {
   std::uint32_t* largest_unknown_label;  // may be null
 };
 
+// A lane's 8 voxels in one pass: (x0, y, z) is the first, relative to the region's origin.
+struct LanePlace {
+  std::uint32_t x0, y, z;
+  std::uint64_t first;  // its index in the volume
+  bool whole;           // inside the volume, and read by 16-byte loads (whole_rows_aligned)
+};
+
+__device__ __forceinline__ LanePlace lane_place(const LateInput& input, const RegionGrid& grid,
+                                                const Origin& origin, int pass) {
+  const std::uint32_t row_in_tile = threadIdx.x / kLanesPerRow;
+  const std::uint32_t height_mask = (1u << grid.log2_tile_height) - 1;
+  LanePlace place;
+  place.y = ((pass >> 1) << grid.log2_tile_height) + (row_in_tile & height_mask);
+  place.z = row_in_tile >> grid.log2_tile_height;
+  place.x0 = (pass & 1) * kTileWidth + (threadIdx.x % kLanesPerRow) * kVoxelsPerLane;
+  place.first = (std::uint64_t{origin.z + place.z} * grid.ny + origin.y + place.y) * grid.nx +
+                origin.x + place.x0;
+  place.whole = input.whole_rows_aligned && origin.y + place.y < grid.ny &&
+                origin.z + place.z < grid.nz && origin.x + place.x0 + kVoxelsPerLane <= grid.nx;
+  return place;
+}
+
+// The lane's 8 mask bytes, non-zero where it has no mask to skip by. The thread loads those of
+// all its passes before the first pass, so that their latencies overlap (NOTES S-8).
+__device__ __forceinline__ std::uint64_t lane_foreground(const LateInput& input,
+                                                         const LanePlace& place) {
+  if (input.mask == nullptr || !place.whole) return ~std::uint64_t{0};
+  return *reinterpret_cast<const std::uint64_t*>(input.mask + place.first);
+}
+
 __device__ __forceinline__ void load_lane(const LateInput& input, const RegionGrid& grid,
-                                          std::uint64_t row_start, std::uint64_t x_begin,
-                                          bool row_exists,
+                                          const Origin& origin, const LanePlace& place,
+                                          std::uint64_t foreground,
                                           std::uint32_t (&voxels)[kVoxelsPerLane]) {
-  const std::uint64_t first = row_start + x_begin;
-  if (input.whole_rows_aligned && row_exists && x_begin + kVoxelsPerLane <= grid.nx) {
-    if (input.mask != nullptr) {
-      const uint2 foreground = *reinterpret_cast<const uint2*>(input.mask + first);
-      if ((foreground.x | foreground.y) == 0) {
+  if (foreground == 0) {
 #pragma unroll
-        for (int i = 0; i < kVoxelsPerLane; ++i) voxels[i] = 0;
-        return;
-      }
-    }
-    const uint4 low = *reinterpret_cast<const uint4*>(input.labels + first);
-    const uint4 high = *reinterpret_cast<const uint4*>(input.labels + first + 4);
+    for (int i = 0; i < kVoxelsPerLane; ++i) voxels[i] = 0;
+    return;
+  }
+  if (place.whole) {
+    const uint4 low = *reinterpret_cast<const uint4*>(input.labels + place.first);
+    const uint4 high = *reinterpret_cast<const uint4*>(input.labels + place.first + 4);
     voxels[0] = low.x, voxels[1] = low.y, voxels[2] = low.z, voxels[3] = low.w;
     voxels[4] = high.x, voxels[5] = high.y, voxels[6] = high.z, voxels[7] = high.w;
     return;
   }
+  const bool row_exists = origin.y + place.y < grid.ny && origin.z + place.z < grid.nz;
 #pragma unroll
   for (int i = 0; i < kVoxelsPerLane; ++i) {
-    voxels[i] = row_exists && x_begin + i < grid.nx ? input.labels[first + i] : 0;
+    voxels[i] = row_exists && origin.x + place.x0 + i < grid.nx ? input.labels[place.first + i] : 0;
   }
 }
 
-// One lane's 8 voxels of one tile, offered label by label to the region's table; (x0, y, z) is
-// the lane's first voxel relative to the region's origin.
+// One lane's 8 voxels of one tile, offered label by label to the region's table.
 __device__ __forceinline__ void accumulate_lane(const LateInput& input, const RegionGrid& grid,
-                                                const Origin& origin, std::uint32_t x0,
-                                                std::uint32_t y, std::uint32_t z,
-                                                RegionMoments& region, ComponentMoments* table) {
+                                                const Origin& origin, const LanePlace& place,
+                                                std::uint64_t foreground, RegionMoments& region,
+                                                ComponentMoments* table) {
   std::uint32_t voxels[kVoxelsPerLane];
-  const bool row_exists = origin.y + y < grid.ny && origin.z + z < grid.nz;
-  load_lane(input, grid, ((origin.z + z) * grid.ny + origin.y + y) * grid.nx, origin.x + x0,
-            row_exists, voxels);
+  load_lane(input, grid, origin, place, foreground, voxels);
+  const std::uint32_t x0 = place.x0, y = place.y, z = place.z;
   std::uint32_t left = 0;  // the voxels not yet offered
 #pragma unroll
   for (int i = 0; i < kVoxelsPerLane; ++i) {
@@ -213,10 +238,15 @@ __device__ __forceinline__ void accumulate_lane(const LateInput& input, const Re
     }
     const unsigned group = __match_any_sync(kFullWarp, label);
     PackedWarpSums sums = lane_sums(mask, x_in_warp, y_in_warp);
-    sums.xx_yy = __reduce_add_sync(group, sums.xx_yy);
-    sums.x_xy = __reduce_add_sync(group, sums.x_xy);
-    sums.count_y = __reduce_add_sync(group, sums.count_y);
-    sums.x_occupied = __reduce_or_sync(group, sums.x_occupied);
+    // A reduction over a partial mask runs once per distinct mask among the calling lanes: only
+    // lanes that share a label call it (a lone lane's sums are its group's), so sparse volumes,
+    // whose lanes are mostly background or alone with their label, do not loop (NOTES S-7).
+    if (has && shares_label(group)) {
+      sums.xx_yy = __reduce_add_sync(group, sums.xx_yy);
+      sums.x_xy = __reduce_add_sync(group, sums.x_xy);
+      sums.count_y = __reduce_add_sync(group, sums.count_y);
+      sums.x_occupied = __reduce_or_sync(group, sums.x_occupied);
+    }
     if (has && lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1)) {
       region.add(label, region_moments(sums, group, x0 - x_in_warp, y - y_in_warp, z), origin,
                  table);
@@ -226,11 +256,6 @@ __device__ __forceinline__ void accumulate_lane(const LateInput& input, const Re
 
 __global__ void __launch_bounds__(kThreads)
     accumulate_moments(LateInput input, RegionGrid grid, ComponentMoments* table) {
-  extern __shared__ unsigned char shared_bytes[];
-  RegionMoments& region = *reinterpret_cast<RegionMoments*>(shared_bytes);
-  region.clear();
-  __syncthreads();
-
   const std::uint32_t index = blockIdx.x;
   const std::uint32_t rest = grid.by_regions_x.quotient(index);
   const std::uint32_t x_begin = (index - rest * grid.regions_x) * kRegionWidth;
@@ -238,14 +263,23 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint32_t y_begin = (rest - region_z * grid.regions_y) * grid.region_height;
   const std::uint32_t z_begin = region_z * grid.region_depth;
   const Origin origin{x_begin, y_begin, z_begin};
-  const std::uint32_t row_in_tile = threadIdx.x / kLanesPerRow;
-  const std::uint32_t height_mask = (1u << grid.log2_tile_height) - 1;
+  // The masks first, their loads in flight while the table is cleared.
+  std::uint64_t foreground[kPasses];
+#pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
-    const std::uint32_t y = ((pass >> 1) << grid.log2_tile_height) + (row_in_tile & height_mask);
-    const std::uint32_t z = row_in_tile >> grid.log2_tile_height;
-    const std::uint32_t x0 =
-        (pass & 1) * kTileWidth + (threadIdx.x % kLanesPerRow) * kVoxelsPerLane;
-    accumulate_lane(input, grid, origin, x0, y, z, region, table);
+    foreground[pass] = lane_foreground(input, lane_place(input, grid, origin, pass));
+  }
+  extern __shared__ unsigned char shared_bytes[];
+  RegionMoments& region = *reinterpret_cast<RegionMoments*>(shared_bytes);
+  region.clear();
+  __syncthreads();
+#pragma unroll 1
+  for (int pass = 0; pass < kPasses; ++pass) {
+    std::uint64_t pass_foreground = foreground[0];  // selected, not indexed: no local memory
+#pragma unroll
+    for (int p = 1; p < kPasses; ++p) pass_foreground = pass == p ? foreground[p] : pass_foreground;
+    accumulate_lane(input, grid, origin, lane_place(input, grid, origin, pass), pass_foreground,
+                    region, table);
   }
   __syncthreads();
 
@@ -253,8 +287,9 @@ __global__ void __launch_bounds__(kThreads)
       {x_begin, y_begin, z_begin},
       {min(x_begin + kRegionWidth, grid.nx), min(y_begin + grid.region_height, grid.ny),
        min(z_begin + grid.region_depth, grid.nz)},
-      {grid.nx, grid.ny, grid.nz}};
-  region.flush(table, origin, input.mask != nullptr ? &box : nullptr);
+      {grid.nx, grid.ny, grid.nz},
+      input.mask != nullptr};
+  region.flush(table, origin, box);
 }
 
 // Every 16-byte part of the table, padding included (a download copies whole records): zero but
