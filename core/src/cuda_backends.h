@@ -44,14 +44,16 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options, void* stream,
                             cuda::DeviceMoments* moments);
 
-// The Late pass (moments_late.cu): adds the moments of every label of `device_labels` to
-// `table`; labels above `count` are left out and the largest of them is written to
+// The Late pass (moments_late.cu): the moments of every label of `device_labels`, a row for each
+// of labels 1..count; labels above `count` are left out and the largest of them is written to
 // `largest_unknown_label` unless it is null. `device_mask`, when not null, is the labeler's input,
-// nonzero exactly where the labels are, and says that the labels are connected components: the
-// pass then skips background and stores the rows of components inside one region without
-// atomics. Null for any other label image.
-void accumulate_late_moments(const std::uint32_t* device_labels, const std::uint8_t* device_mask,
-                             Extent3 extent, ComponentMoments* table, std::uint32_t count,
-                             std::uint32_t* largest_unknown_label, void* stream);
+// nonzero exactly where the labels are, and says that the labels are connected components, each
+// of them present: the pass then skips background, stores the rows of components inside one
+// region without atomics and, with more components than regions, writes every row itself
+// instead of clearing the table first. Null for any other label image.
+cuda::DeviceMoments late_moments(const std::uint32_t* device_labels,
+                                 const std::uint8_t* device_mask, Extent3 extent,
+                                 std::uint32_t count, std::uint32_t* largest_unknown_label,
+                                 void* stream);
 
 }  // namespace volccl::detail

@@ -229,9 +229,8 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
   StepClock clock;
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   StepEvents events(cuda_stream, options.step_timings);
-  *moments = cuda::DeviceMoments(result.component_count, stream);
-  accumulate_late_moments(device_labels, device_mask, extent, moments->data(),
-                          result.component_count, nullptr, stream);
+  *moments =
+      late_moments(device_labels, device_mask, extent, result.component_count, nullptr, stream);
   double statistics_ms = 0;
   events.end_step(&statistics_ms);
   events.resolve();

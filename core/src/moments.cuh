@@ -71,6 +71,49 @@ __device__ __forceinline__ void store_row(ComponentMoments* row, const Moments& 
   for (unsigned p = 0; p < kRowParts; ++p) reinterpret_cast<uint4*>(row)[p] = parts[p];
 }
 
+// Where a thread block's rows go: `add` takes a piece of a row that other pieces may join,
+// `store_whole` a row that no other piece joins (a component wholly inside the thread block's
+// region). AtomicRows: the table was cleared, and every piece is added by atomics.
+struct AtomicRows {
+  ComponentMoments* rows;
+
+  __device__ void add(std::uint32_t label, const Moments& absolute) const {
+    add_atomically(rows[label - 1], absolute);
+  }
+  __device__ void store_whole(std::uint32_t label, const Moments& absolute) const {
+    store_row(rows + label - 1, absolute);
+  }
+};
+
+// ClaimedRows: the table is left unwritten and nothing clears it. A label's first piece to
+// arrive claims the row and stores itself as the row; the pieces after it wait for that store,
+// then add by atomics. The wait is short and cannot deadlock: between its claim and its release
+// the claiming thread only stores. Every row must have a piece (NOTES S-9).
+struct ClaimedRows {
+  ComponentMoments* rows;
+  std::uint32_t* claims;  // a word a row, zero before the pass
+
+  static constexpr std::uint32_t kStoring = 1, kStored = 2;
+
+  __device__ void add(std::uint32_t label, const Moments& absolute) const {
+    ComponentMoments& row = rows[label - 1];
+    std::uint32_t* claim = claims + label - 1;
+    if (atomicCAS(claim, 0u, kStoring) == 0u) {
+      store_row(&row, absolute);
+      __threadfence();
+      atomicExch(claim, kStored);
+      return;
+    }
+    while (*static_cast<volatile std::uint32_t*>(claim) != kStored) {
+    }
+    __threadfence();
+    add_atomically(row, absolute);
+  }
+  __device__ void store_whole(std::uint32_t label, const Moments& absolute) const {
+    store_row(rows + label - 1, absolute);
+  }
+};
+
 // Moments relative to `origin` (moments.h) from absolute ones (or the reverse with to_absolute):
 // with s = sum of x, sum (x - o)^2 = sum x^2 - 2 o s + n o^2, and so on; the unsigned arithmetic
 // wraps modulo 2^64, so the results are exact whenever the true values fit.
@@ -216,8 +259,9 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
   }
 
   // `m` relative to `origin`.
+  template <class Rows>
   __device__ void add(std::uint32_t key, const Moments& m, const Origin& origin,
-                      ComponentMoments* global) {
+                      const Rows& global) {
     std::uint32_t s = home(key);
     for (int probe = 0; probe < kProbes; ++probe) {
       const std::uint32_t held = atomicCAS(&label[s], 0u, key);
@@ -232,7 +276,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
       }
       s = (s + 1) & (kSlots - 1);
     }
-    add_atomically(global[key - 1], to_absolute(m, origin));
+    global.add(key, to_absolute(m, origin));
   }
 
   __device__ void add_sum(int field, std::uint32_t s, std::uint64_t value) {
@@ -245,8 +289,8 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
 
   // By every thread of the block after a __syncthreads(). `box`: the region whose every voxel was
   // added; the rows of labels that lie wholly in it are stored without atomics.
-  __device__ void flush(ComponentMoments* global, const Origin& origin,
-                        const RegionBox& box) const {
+  template <class Rows>
+  __device__ void flush(const Rows& global, const Origin& origin, const RegionBox& box) const {
     for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
       if (label[s] == 0) continue;
       Moments m;
@@ -266,9 +310,9 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
       }
       const Moments absolute = to_absolute(m, origin);
       if (box.holds_whole(absolute)) {
-        store_row(global + label[s] - 1, absolute);
+        global.store_whole(label[s], absolute);
       } else {
-        add_atomically(global[label[s] - 1], absolute);
+        global.add(label[s], absolute);
       }
     }
   }
@@ -282,9 +326,10 @@ template <bool kSmall, int kSlots>
 __device__ void gather_one_label_per_thread(SharedMoments<kSlots>& shared, std::uint32_t label,
                                             Moments m, const Origin& origin,
                                             ComponentMoments* table) {
-  if (reduce_by_label<kSmall>(label != 0, label, m)) shared.add(label, m, origin, table);
+  const AtomicRows rows{table};
+  if (reduce_by_label<kSmall>(label != 0, label, m)) shared.add(label, m, origin, rows);
   __syncthreads();
-  shared.flush(table, origin, RegionBox{});
+  shared.flush(rows, origin, RegionBox{});
 }
 
 }  // namespace volccl::detail

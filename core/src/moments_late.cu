@@ -206,10 +206,11 @@ __device__ __forceinline__ void load_lane(const LateInput& input, const RegionGr
 }
 
 // One lane's 8 voxels of one tile, offered label by label to the region's table.
+template <class Rows>
 __device__ __forceinline__ void accumulate_lane(const LateInput& input, const RegionGrid& grid,
                                                 const Origin& origin, const LanePlace& place,
                                                 std::uint64_t foreground, RegionMoments& region,
-                                                ComponentMoments* table) {
+                                                const Rows& table) {
   std::uint32_t voxels[kVoxelsPerLane];
   load_lane(input, grid, origin, place, foreground, voxels);
   const std::uint32_t x0 = place.x0, y = place.y, z = place.z;
@@ -254,8 +255,11 @@ __device__ __forceinline__ void accumulate_lane(const LateInput& input, const Re
   }
 }
 
-__global__ void __launch_bounds__(kThreads)
-    accumulate_moments(LateInput input, RegionGrid grid, ComponentMoments* table) {
+// ClaimedRows take 74 registers unbounded (3 thread blocks an SM); bounded to 64 for 4, with a
+// few bytes spilled, they ran faster on the volumes of millions of components (NOTES S-9).
+template <class Rows>
+__global__ void __launch_bounds__(kThreads, 4)
+    accumulate_moments(LateInput input, RegionGrid grid, Rows table) {
   const std::uint32_t index = blockIdx.x;
   const std::uint32_t rest = grid.by_regions_x.quotient(index);
   const std::uint32_t x_begin = (index - rest * grid.regions_x) * kRegionWidth;
@@ -303,10 +307,23 @@ __global__ void clear_moments(uint4* parts, std::uint64_t count) {
 
 }  // namespace
 
-void accumulate_late_moments(const std::uint32_t* device_labels, const std::uint8_t* device_mask,
-                             Extent3 extent, ComponentMoments* table, std::uint32_t count,
-                             std::uint32_t* largest_unknown_label, void* stream) {
+cuda::DeviceMoments late_moments(const std::uint32_t* device_labels,
+                                 const std::uint8_t* device_mask, Extent3 extent,
+                                 std::uint32_t count, std::uint32_t* largest_unknown_label,
+                                 void* stream) {
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  // Components, more than one a region: the claims replace the clearing of the rows (16 times
+  // their bytes). With fewer, the clearing costs less than the claims' round trip at the end of
+  // every region (NOTES S-9).
   const RegionGrid grid = make_region_grid(extent);
+  const bool claimed = device_mask != nullptr && count > grid.regions;
+  cuda::DeviceMoments table =
+      claimed ? cuda::DeviceMoments::unwritten(count, stream) : cuda::DeviceMoments(count, stream);
+  DeviceBuffer<std::uint32_t> claims(claimed ? count : 0, cuda_stream, "the rows' claims");
+  if (claimed) {
+    VOLCCL_CUDA_CHECK(
+        cudaMemsetAsync(claims.data(), 0, std::size_t{count} * sizeof(std::uint32_t), cuda_stream));
+  }
   const auto aligned = [](const void* pointer, std::uintptr_t bytes) {
     return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
   };
@@ -315,20 +332,35 @@ void accumulate_late_moments(const std::uint32_t* device_labels, const std::uint
       grid.nx % kVoxelsPerLane == 0 && aligned(device_labels, 16) && aligned(device_mask, 8), count,
       largest_unknown_label};
   // At most 2^32 voxels in regions of 8192: gridDim.x's 2^31 - 1 is never reached.
-  accumulate_moments<<<static_cast<unsigned>(grid.regions), kThreads, sizeof(RegionMoments),
-                       static_cast<cudaStream_t>(stream)>>>(input, grid, table);
+  const auto regions = static_cast<unsigned>(grid.regions);
+  if (claimed) {
+    accumulate_moments<<<regions, kThreads, sizeof(RegionMoments), cuda_stream>>>(
+        input, grid, ClaimedRows{table.data(), claims.data()});
+  } else {
+    accumulate_moments<<<regions, kThreads, sizeof(RegionMoments), cuda_stream>>>(
+        input, grid, AtomicRows{table.data()});
+  }
   VOLCCL_CUDA_CHECK(cudaGetLastError());
+  return table;
 }
 
 }  // namespace detail
 
 namespace cuda {
 
-DeviceMoments::DeviceMoments(std::uint32_t count, void* stream) : size_(count), stream_(stream) {
+DeviceMoments::DeviceMoments(std::uint32_t count, void* stream)
+    : DeviceMoments(count, stream, true) {}
+
+DeviceMoments DeviceMoments::unwritten(std::uint32_t count, void* stream) {
+  return DeviceMoments(count, stream, false);
+}
+
+DeviceMoments::DeviceMoments(std::uint32_t count, void* stream, bool clear)
+    : size_(count), stream_(stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   data_ = static_cast<ComponentMoments*>(detail::allocate_async(
       std::size_t{count} * sizeof(ComponentMoments), cuda_stream, "the component moments"));
-  if (count == 0) return;
+  if (count == 0 || !clear) return;
   const std::uint64_t parts = std::uint64_t{count} * detail::kRowParts;
   detail::clear_moments<<<static_cast<unsigned>((parts + 255) / 256), 256, 0, cuda_stream>>>(
       reinterpret_cast<uint4*>(data_), count);
@@ -372,11 +404,10 @@ DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
                           extent.to_string());
   }
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  DeviceMoments table(component_count, stream);
   detail::DeviceBuffer<std::uint32_t> unknown(1, cuda_stream, "a word");
   VOLCCL_CUDA_CHECK(cudaMemsetAsync(unknown.data(), 0, sizeof(std::uint32_t), cuda_stream));
-  detail::accumulate_late_moments(device_labels, nullptr, extent, table.data(), component_count,
-                                  unknown.data(), stream);
+  DeviceMoments table =
+      detail::late_moments(device_labels, nullptr, extent, component_count, unknown.data(), stream);
   std::uint32_t largest_unknown = 0;
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(&largest_unknown, unknown.data(), sizeof largest_unknown,
                                     cudaMemcpyDeviceToHost, cuda_stream));

@@ -25,6 +25,8 @@ class DeviceMoments {
   DeviceMoments() = default;
   // `count` empty rows (count 0, sums 0, an empty bounding box), ready on `stream`.
   DeviceMoments(std::uint32_t count, void* stream);
+  // `count` rows left unwritten, for a pass that writes every row itself.
+  static DeviceMoments unwritten(std::uint32_t count, void* stream);
   ~DeviceMoments();
   DeviceMoments(DeviceMoments&& other) noexcept;
   DeviceMoments& operator=(DeviceMoments&& other) noexcept;
@@ -37,6 +39,8 @@ class DeviceMoments {
   std::vector<ComponentMoments> to_host() const;
 
  private:
+  DeviceMoments(std::uint32_t count, void* stream, bool clear);
+
   ComponentMoments* data_ = nullptr;
   std::uint32_t size_ = 0;
   void* stream_ = nullptr;
