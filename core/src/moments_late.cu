@@ -175,7 +175,9 @@ __device__ __forceinline__ LanePlace lane_place(const LateInput& input, const Re
 }
 
 // The lane's 8 mask bytes, non-zero where it has no mask to skip by. The thread loads those of
-// all its passes before the first pass, so that their latencies overlap (NOTES S-8).
+// all its passes before the first pass, so that their latencies overlap (NOTES S-8), and keeps
+// a bit of each: four 8-byte words held through the passes were spilled to local memory, whose
+// traffic was a third of the kernel's L2 sectors (NOTES S-15).
 __device__ __forceinline__ std::uint64_t lane_foreground(const LateInput& input,
                                                          const LanePlace& place) {
   if (input.mask == nullptr || !place.whole) return ~std::uint64_t{0};
@@ -184,9 +186,9 @@ __device__ __forceinline__ std::uint64_t lane_foreground(const LateInput& input,
 
 __device__ __forceinline__ void load_lane(const LateInput& input, const RegionGrid& grid,
                                           const Origin& origin, const LanePlace& place,
-                                          std::uint64_t foreground,
+                                          bool any_foreground,
                                           std::uint32_t (&voxels)[kVoxelsPerLane]) {
-  if (foreground == 0) {
+  if (!any_foreground) {
 #pragma unroll
     for (int i = 0; i < kVoxelsPerLane; ++i) voxels[i] = 0;
     return;
@@ -209,10 +211,10 @@ __device__ __forceinline__ void load_lane(const LateInput& input, const RegionGr
 template <class Rows>
 __device__ __forceinline__ void accumulate_lane(const LateInput& input, const RegionGrid& grid,
                                                 const Origin& origin, const LanePlace& place,
-                                                std::uint64_t foreground, RegionMoments& region,
+                                                bool any_foreground, RegionMoments& region,
                                                 const Rows& table) {
   std::uint32_t voxels[kVoxelsPerLane];
-  load_lane(input, grid, origin, place, foreground, voxels);
+  load_lane(input, grid, origin, place, any_foreground, voxels);
   const std::uint32_t x0 = place.x0, y = place.y, z = place.z;
   std::uint32_t left = 0;  // the voxels not yet offered
 #pragma unroll
@@ -276,14 +278,16 @@ __global__ void __launch_bounds__(kThreads, 4)
   extern __shared__ unsigned char shared_bytes[];
   RegionMoments& region = *reinterpret_cast<RegionMoments*>(shared_bytes);
   region.clear();
+  std::uint32_t passes_with_foreground = 0;
+#pragma unroll
+  for (int pass = 0; pass < kPasses; ++pass) {
+    passes_with_foreground |= (foreground[pass] != 0 ? 1u : 0u) << pass;
+  }
   __syncthreads();
 #pragma unroll 1
   for (int pass = 0; pass < kPasses; ++pass) {
-    std::uint64_t pass_foreground = foreground[0];  // selected, not indexed: no local memory
-#pragma unroll
-    for (int p = 1; p < kPasses; ++p) pass_foreground = pass == p ? foreground[p] : pass_foreground;
-    accumulate_lane(input, grid, origin, lane_place(input, grid, origin, pass), pass_foreground,
-                    region, table);
+    accumulate_lane(input, grid, origin, lane_place(input, grid, origin, pass),
+                    (passes_with_foreground >> pass & 1u) != 0, region, table);
   }
   __syncthreads();
 
