@@ -73,17 +73,14 @@ __device__ __forceinline__ void store_row(ComponentMoments* row, const Moments& 
   for (unsigned p = 0; p < kRowParts; ++p) reinterpret_cast<uint4*>(row)[p] = parts[p];
 }
 
-// Where a thread block's rows go: `add` takes a piece of a row that other pieces may join,
-// `store_whole` a row that no other piece joins (a component wholly inside the thread block's
-// region). AtomicRows: the table was cleared, and every piece is added by atomics.
+// Where a thread block's rows go: `add` takes a piece of a row that other pieces may join; a row
+// that no other piece joins (a component wholly inside the thread block's region) is stored into
+// `rows` directly. AtomicRows: the table was cleared, and every piece is added by atomics.
 struct AtomicRows {
   ComponentMoments* rows;
 
   __device__ void add(std::uint32_t label, const Moments& absolute) const {
     add_atomically(rows[label - 1], absolute);
-  }
-  __device__ void store_whole(std::uint32_t label, const Moments& absolute) const {
-    store_row(rows + label - 1, absolute);
   }
 };
 
@@ -111,9 +108,6 @@ struct ClaimedRows {
     while (claim.load(::cuda::memory_order_acquire) != kStored) {
     }
     add_atomically(row, absolute);
-  }
-  __device__ void store_whole(std::uint32_t label, const Moments& absolute) const {
-    store_row(rows + label - 1, absolute);
   }
 };
 
@@ -313,7 +307,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
       }
       const Moments absolute = to_absolute(m, origin);
       if (box.holds_whole(absolute)) {
-        global.store_whole(label[s], absolute);
+        store_row(global.rows + label[s] - 1, absolute);
       } else {
         global.add(label[s], absolute);
       }
