@@ -142,32 +142,35 @@ TEST(Errors, BlockAlgorithmsNeedConnectivity26) {
   EXPECT_NO_THROW(validate({2, 2, 2}, {}));
 }
 
-// UFB's 2x1x1 and 2x2x1 blocks serve 6 and 18 only: 26 and the 2D connectivities are refused
-// with the algorithm and the connectivity named.
-TEST(Errors, UfbNeedsConnectivity6Or18) {
+// UFB's 2x1x1 and 2x2x1 blocks and RUF's runs serve 6 and 18 only: 26 and the 2D
+// connectivities are refused with the algorithm and the connectivity named.
+TEST(Errors, UfbAndRufNeedConnectivity6Or18) {
   std::vector<std::uint8_t> mask(8, 1);
   std::vector<std::uint32_t> labels(8);
-  for (int connectivity : {26, 8, 4}) {
-    LabelOptions options;
-    options.algorithm = Algorithm::ufb;
-    options.connectivity = connectivity;
-    const Extent3 extent = connectivity == 26 ? Extent3{2, 2, 2} : Extent3{4, 2, 1};
-    EXPECT_THROW(label(mask.data(), extent, labels.data(), options), InvalidArgument);
-    try {
-      validate(extent, options);
-      ADD_FAILURE() << "validate accepted ufb at " << connectivity;
-    } catch (const InvalidArgument& error) {
-      const std::string message = error.what();
-      EXPECT_NE(message.find("ufb"), std::string::npos) << message;
-      EXPECT_NE(message.find(std::to_string(connectivity)), std::string::npos) << message;
+  for (Algorithm algorithm : {Algorithm::ufb, Algorithm::ruf}) {
+    const std::string name = to_string(algorithm);
+    for (int connectivity : {26, 8, 4}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      const Extent3 extent = connectivity == 26 ? Extent3{2, 2, 2} : Extent3{4, 2, 1};
+      EXPECT_THROW(label(mask.data(), extent, labels.data(), options), InvalidArgument);
+      try {
+        validate(extent, options);
+        ADD_FAILURE() << "validate accepted " << name << " at " << connectivity;
+      } catch (const InvalidArgument& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find(name), std::string::npos) << message;
+        EXPECT_NE(message.find(std::to_string(connectivity)), std::string::npos) << message;
+      }
     }
-  }
-  for (int connectivity : {6, 18}) {
-    LabelOptions options;
-    options.algorithm = Algorithm::ufb;
-    options.connectivity = connectivity;
-    EXPECT_NO_THROW(validate({2, 2, 2}, options)) << connectivity;
-    EXPECT_NO_THROW(validate({4, 2, 1}, options)) << connectivity;
+    for (int connectivity : {6, 18}) {
+      LabelOptions options;
+      options.algorithm = algorithm;
+      options.connectivity = connectivity;
+      EXPECT_NO_THROW(validate({2, 2, 2}, options)) << name << " " << connectivity;
+      EXPECT_NO_THROW(validate({4, 2, 1}, options)) << name << " " << connectivity;
+    }
   }
 }
 
@@ -176,6 +179,7 @@ TEST(Names, SupportsTable) {
     EXPECT_TRUE(supports(Algorithm::automatic, connectivity)) << connectivity;
     EXPECT_TRUE(supports(Algorithm::uf, connectivity)) << connectivity;
     EXPECT_EQ(supports(Algorithm::ufb, connectivity), connectivity != 26) << connectivity;
+    EXPECT_EQ(supports(Algorithm::ruf, connectivity), connectivity != 26) << connectivity;
     for (Algorithm algorithm :
          {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 26)
@@ -193,6 +197,7 @@ TEST(Names, SupportsTable) {
       EXPECT_TRUE(supports(algorithm, connectivity)) << to_string(algorithm) << " " << connectivity;
     }
     EXPECT_FALSE(supports(Algorithm::ufb, connectivity)) << connectivity;
+    EXPECT_FALSE(supports(Algorithm::ruf, connectivity)) << connectivity;
     for (Algorithm algorithm :
          {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 8)
@@ -237,8 +242,8 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(
       all_algorithms(),
       (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
-                              Algorithm::uf, Algorithm::ufb, Algorithm::ke, Algorithm::ha4,
-                              Algorithm::ha4_64, Algorithm::le, Algorithm::tm}));
+                              Algorithm::uf, Algorithm::ufb, Algorithm::ruf, Algorithm::ke,
+                              Algorithm::ha4, Algorithm::ha4_64, Algorithm::le, Algorithm::tm}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }
@@ -253,6 +258,7 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(to_string(Algorithm::bke_ic), "bke-ic");
   EXPECT_EQ(to_string(Algorithm::uf), "uf");
   EXPECT_EQ(to_string(Algorithm::ufb), "ufb");
+  EXPECT_EQ(to_string(Algorithm::ruf), "ruf");
   EXPECT_EQ(to_string(Algorithm::ke), "ke");
   EXPECT_EQ(to_string(Algorithm::ha4), "ha4");
   EXPECT_EQ(to_string(Algorithm::ha4_64), "ha4-64");
@@ -261,6 +267,7 @@ TEST(Names, RoundTrip) {
   EXPECT_EQ(parse_algorithm("auto"), Algorithm::automatic);
   EXPECT_EQ(parse_algorithm("uf"), Algorithm::uf);
   EXPECT_EQ(parse_algorithm("ufb"), Algorithm::ufb);
+  EXPECT_EQ(parse_algorithm("ruf"), Algorithm::ruf);
   EXPECT_EQ(to_string(Backend::automatic), "auto");
   EXPECT_EQ((Extent3{3, 2, 1}).to_string(), "3x2x1");
 }

@@ -111,9 +111,9 @@ TEST_P(Labeling, DeepVolumes) {
 TEST_P(Labeling, OddSizesAndLines) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
-  const Extent3 extents[] = {{33, 17, 9},  {1, 1, 1},   {1, 1, 1000}, {1000, 1, 1},
-                             {1, 1000, 1}, {1, 33, 17}, {17, 1, 33},  {33, 17, 1},
-                             {2, 2, 999},  {129, 3, 2}, {65, 65, 3},  {3, 2, 129}};
+  const Extent3 extents[] = {{33, 17, 9}, {1, 1, 1},   {1, 1, 1000}, {1000, 1, 1}, {1, 1000, 1},
+                             {1, 33, 17}, {17, 1, 33}, {33, 17, 1},  {2, 2, 999},  {129, 3, 2},
+                             {65, 65, 3}, {3, 2, 129}, {2100, 3, 2}, {1025, 2, 3}};
   std::uint32_t volume_seed = seed;
   for (const Extent3& extent : extents) {
     for (double density : {0.0, 0.3, 0.5, 0.7, 1.0}) {

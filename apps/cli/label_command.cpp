@@ -203,7 +203,7 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
                   "Labeling algorithm: auto picks buf for 26, ufb (GPU) or uf (CPU) for 6 and 18, "
                   "bke-ic for 8 and "
                   "ha4-64 for 4; the block-based buf, buf-ic, bke and bke-ic need 26 or 8; ufb "
-                  "(union-find over 2x2x1 blocks) needs 6 or 18; uf "
+                  "(union-find over 2x2x1 blocks) and ruf (over runs) need 6 or 18; uf "
                   "(voxel union-find) takes every connectivity; ke, ha4, ha4-64, le and tm label "
                   "2D images (4 or 8)")
       ->capture_default_str()

@@ -18,12 +18,14 @@ LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend);
 void validate_measuring(Extent3 extent, const LabelOptions& options);
 
 // CPU backends of the 3D labelers (kernels3d/buf_bke_3d_cpu.cpp, kernels3d/uf_3d_cpu.cpp,
-// kernels3d/ufb_3d_cpu.cpp; UFB labels with 6 or 18).
+// kernels3d/ufb_3d_cpu.cpp, kernels3d/ruf_3d_cpu.cpp; UFB and RUF label with 6 or 18).
 LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options);
 LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                             const LabelOptions& options);
 LabelResult label_ufb_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                             const LabelOptions& options);
+LabelResult label_ruf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                              const LabelOptions& options);
 
 // CPU backends of the 2D labelers (kernels2d/buf_bke_2d_cpu.cpp, kernels2d/uf_ke_2d_cpu.cpp,

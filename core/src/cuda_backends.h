@@ -22,6 +22,9 @@ LabelResult label_uf_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
 LabelResult label_ufb_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                               std::uint32_t* device_labels, const LabelOptions& options,
                               void* stream);
+LabelResult label_ruf_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
+                              std::uint32_t* device_labels, const LabelOptions& options,
+                              void* stream);
 LabelResult label_buf_bke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
                                   void* stream, cuda::DeviceMoments* moments);

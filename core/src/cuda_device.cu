@@ -158,11 +158,12 @@ LabelResult started_result(const LabelOptions& options) {
 
 }  // namespace
 
-DeviceLabeling::DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream)
+DeviceLabeling::DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream,
+                               std::uint64_t keys)
     : stream_(stream),
       result_(started_result(options)),
       events_(stream, options.step_timings),
-      ranking_(extent.voxel_count(), stream) {
+      ranking_(keys != 0 ? keys : extent.voxel_count(), stream) {
   result_.timings.allocation_ms = allocation_clock_.lap();
   ranking_.clear();
   end_step(&StepTimings::relabel_ms);
@@ -199,6 +200,8 @@ LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent
                    : label_uf_3d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ufb:
       return label_ufb_3d_cuda(device_mask, extent, device_labels, options, stream);
+    case Algorithm::ruf:
+      return label_ruf_3d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ke:
       return label_uf_ke_2d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ha4:

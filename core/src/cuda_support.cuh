@@ -132,7 +132,9 @@ class RootRanking {
 // calls, ranks the roots it marked with rank(), and returns finish().
 class DeviceLabeling {
  public:
-  DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream);
+  // `keys`: how many root keys the labeler ranks; 0 for one per voxel.
+  DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream,
+                 std::uint64_t keys = 0);
   cudaStream_t stream() const { return stream_; }
   std::uint32_t* root_bitmap() const { return ranking_.bitmap(); }
   const std::uint32_t* words_before() const { return ranking_.words_before(); }

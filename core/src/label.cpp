@@ -19,11 +19,15 @@ std::string unsupported_reason(Algorithm algorithm, int connectivity) {
     return "its 2x1x1 and 2x2x1 blocks serve 6- and 18-connectivity in volumes only; use buf (or "
            "auto) for 26, uf for 2D images";
   }
+  if (algorithm == Algorithm::ruf) {
+    return "its runs serve 6- and 18-connectivity in volumes only; use buf (or auto) for 26, uf "
+           "for 2D images";
+  }
   return is_2d_connectivity(connectivity)
              ? "a 2x2 block is one piece only under 8-connectivity; use ha4, ha4-64, uf, ke or "
                "auto for 4"
-             : "a 2x2x2 block is one piece only under 26-connectivity; use ufb, uf or auto for "
-               "6 and 18";
+             : "a 2x2x2 block is one piece only under 26-connectivity; use ufb, ruf, uf or auto "
+               "for 6 and 18";
 }
 
 }  // namespace
@@ -101,6 +105,8 @@ LabelResult label_on_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t
                    : label_uf_3d_cpu(mask, extent, labels, options);
     case Algorithm::ufb:
       return label_ufb_3d_cpu(mask, extent, labels, options);
+    case Algorithm::ruf:
+      return label_ruf_3d_cpu(mask, extent, labels, options);
     case Algorithm::ke:
       return label_uf_ke_2d_cpu(mask, extent, labels, options);
     case Algorithm::ha4:

@@ -32,6 +32,8 @@ std::string to_string(Algorithm algorithm) {
       return "uf";
     case Algorithm::ufb:
       return "ufb";
+    case Algorithm::ruf:
+      return "ruf";
     case Algorithm::ke:
       return "ke";
     case Algorithm::ha4:
@@ -62,9 +64,9 @@ std::string to_string(Backend backend) {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = {
-      Algorithm::buf,    Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
-      Algorithm::uf,     Algorithm::ufb,    Algorithm::ke,  Algorithm::ha4,
-      Algorithm::ha4_64, Algorithm::le,     Algorithm::tm};
+      Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
+      Algorithm::uf,  Algorithm::ufb,    Algorithm::ruf, Algorithm::ke,
+      Algorithm::ha4, Algorithm::ha4_64, Algorithm::le,  Algorithm::tm};
   return algorithms;
 }
 
@@ -80,6 +82,7 @@ bool supports(Algorithm algorithm, int connectivity) {
     case Algorithm::bke_ic:
       return connectivity == 8 || connectivity == 26;
     case Algorithm::ufb:
+    case Algorithm::ruf:
       return connectivity == 6 || connectivity == 18;
     case Algorithm::ke:
     case Algorithm::ha4:
@@ -98,7 +101,7 @@ Algorithm parse_algorithm(const std::string& name) {
   }
   throw InvalidArgument(
       "unknown algorithm '" + name +
-      "' (expected auto, buf, buf-ic, bke, bke-ic, uf, ufb, ke, ha4, ha4-64, le or tm)");
+      "' (expected auto, buf, buf-ic, bke, bke-ic, uf, ufb, ruf, ke, ha4, ha4-64, le or tm)");
 }
 
 Backend parse_backend(const std::string& name) {

@@ -28,7 +28,9 @@ bool operator==(const Extent3& a, const Extent3& b);
 // the same paper) whose voxels start linked to the start of their run along x; it serves every
 // connectivity. UFB is BUF's union-find over 2x2x1 blocks, one piece under 18 and, but for the
 // diagonals, under 6, with the blocks' x-pairs as nodes (kernels3d/ufb_logic_3d.h); volumes, 6
-// and 18.
+// and 18. RUF is a union-find over the runs of the rows (HA4's segments, Sec. IV-A of the HA4
+// paper, in 3D), numbered from 32-voxel words of foreground bits (kernels3d/ruf_logic_3d.h);
+// volumes, 6 and 18.
 // KE (Komura, Sec. 4.2 of the same paper) is the 2D label-equivalence baseline, 4 and 8. HA4 is the
 // warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and Meunier (the HA4 paper), 2D,
 // one pixel per thread; HA4-64 is its two-pixels-per-thread variant. Both also label with
@@ -37,7 +39,7 @@ bool operator==(const Extent3& a, const Extent3& b);
 // 8: LE as its Sec. V-B settles it, TM as Stava and Benes describe it (Sec. II-A); both report
 // their iterations in LabelResult::iterations. `automatic` picks the fastest measured for the
 // connectivity (LabelOptions::algorithm).
-enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ufb, ke, ha4, ha4_64, le, tm };
+enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ufb, ruf, ke, ha4, ha4_64, le, tm };
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };
@@ -45,7 +47,7 @@ enum class Backend { automatic, cuda, cpu };
 // How the GPU gathers component statistics: see volccl/statistics.h.
 enum class StatisticsStrategy { late, fused, early };
 
-// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ke", "ha4", "ha4-64", "le", "tm"
+// "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ruf", "ke", "ha4", "ha4-64", "le", "tm"
 std::string to_string(Algorithm algorithm);
 std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument

@@ -127,6 +127,14 @@ VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #endif
 }
 
+// Bit i set when byte i of `word` (little-endian) is non-zero.
+VOLCCL_HD std::uint32_t nonzero_byte_bits(std::uint32_t word) {
+  // The high bit of each byte: set when the byte is non-zero.
+  const std::uint32_t high = (((word & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | word) & 0x80808080u;
+  // Gather bits 7, 15, 23 and 31 into bits 28..31 (no carries: the partial products never meet).
+  return ((high >> 7) * 0x10204080u) >> 28;
+}
+
 // Bit i set when byte i of the four at `bytes` is non-zero. On the GPU from the two aligned
 // words that hold them; a caller must allow reads of up to 3 bytes before and 4 after.
 VOLCCL_HD std::uint32_t nonzero_bytes4(const std::uint8_t* bytes) {
@@ -138,10 +146,7 @@ VOLCCL_HD std::uint32_t nonzero_bytes4(const std::uint8_t* bytes) {
 #else
   std::memcpy(&word, bytes, sizeof word);
 #endif
-  // The high bit of each byte: set when the byte is non-zero.
-  const std::uint32_t high = (((word & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | word) & 0x80808080u;
-  // Gather bits 7, 15, 23 and 31 into bits 28..31 (no carries: the partial products never meet).
-  return ((high >> 7) * 0x10204080u) >> 28;
+  return nonzero_byte_bits(word);
 }
 
 // Divides 32-bit numerators by a divisor fixed at run time without a division instruction.

@@ -1,0 +1,245 @@
+// CUDA backend of RUF, the 3D union-find over the runs of the rows (ruf_logic_3d.h): one kernel
+// per step, then the raster-order ranking of the root runs (core/src/raster_rank.cu).
+// Initialization gives each row a group of lanes (as many as its words, up to a warp), which scan
+// the runs' counts along the row with shuffles; Merge takes a thread per word (or part of one),
+// Compression half a warp per row, FinalLabeling a thread per four voxels.
+#include <cstdint>
+
+#include "cuda_backends.h"
+#include "cuda_support.cuh"
+#include "kernels3d/ruf_logic_3d.h"
+
+namespace volccl::detail {
+namespace {
+
+using kernels3d::RowWord;
+using kernels3d::RunGrid;
+
+constexpr std::uint32_t kWarp = 32;
+constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
+constexpr std::uint32_t kThreads = 256;
+
+// Lanes per row in Initialization: the words of a row, rounded up to a power of two, at most a
+// warp (longer rows take several rounds).
+int log2_lanes_per_row(const RunGrid& grid) {
+  int log2 = 0;
+  while ((1u << log2) < grid.words_x && (1u << log2) < kWarp) ++log2;
+  return log2;
+}
+
+// A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
+// foreground bits and run starts (the voxel before the word from the lane before, or from the
+// previous round), the runs before it by an inclusive scan of the counts over the group.
+__global__ void initialize(const std::uint8_t* mask, RunGrid grid, int log2_lanes, RowWord* words,
+                           std::uint32_t* parents) {
+  const std::uint32_t lanes = 1u << log2_lanes;
+  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const auto lane = static_cast<std::uint32_t>(thread & (lanes - 1));
+  const bool inside = (thread >> log2_lanes) < grid.rows;
+  const auto row = static_cast<std::uint32_t>(thread >> log2_lanes);
+  std::uint32_t runs = 0;
+  bool before = false;
+  for (std::uint32_t round = 0; round < grid.words_x; round += lanes) {
+    const std::uint32_t w = round + lane;
+    const bool has_word = inside && w < grid.words_x;
+    const std::uint32_t foreground = has_word ? kernels3d::mask_word(mask, grid, row, w) : 0;
+    const std::uint32_t previous = __shfl_up_sync(kFullWarp, foreground, 1, lanes);
+    const bool word_before = lane > 0 ? (previous >> 31) != 0 : before;
+    const std::uint32_t starts = kernels3d::run_starts(foreground, word_before);
+    const std::uint32_t count = popcount(starts);
+    std::uint32_t inclusive = count;
+    for (std::uint32_t distance = 1; distance < lanes; distance <<= 1) {
+      const std::uint32_t up = __shfl_up_sync(kFullWarp, inclusive, distance, lanes);
+      if (lane >= distance) inclusive += up;
+    }
+    const std::uint32_t runs_before = runs + inclusive - count;
+    if (has_word) {
+      words[std::uint64_t{row} * grid.words_x + w] =
+          kernels3d::make_row_word(foreground, runs_before, word_before);
+    }
+    // The round's runs have consecutive keys: the group makes them roots by strided stores, so
+    // that its lanes' stores are contiguous.
+    const std::uint32_t round_runs = __shfl_sync(kFullWarp, inclusive, lanes - 1, lanes);
+    for (std::uint32_t k = runs + lane; inside && k < runs + round_runs; k += lanes) {
+      parents[row * grid.run_capacity + k] = row * grid.run_capacity + k;
+    }
+    runs += round_runs;
+    before = (__shfl_sync(kFullWarp, foreground, lanes - 1, lanes) >> 31) != 0;
+  }
+}
+
+// A thread per word of the volume, rows one after the other.
+struct WordLaunch {
+  std::uint32_t words;
+  Divisor by_words_x, by_ny;
+};
+
+template <int Connectivity>
+__global__ void merge(RunGrid grid, WordLaunch launch, int log2_parts,
+                      kernels3d::RufMerge<Connectivity> step) {
+  const std::uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t index = thread >> log2_parts;
+  if (index >= launch.words) return;
+  const std::uint32_t row = launch.by_words_x.quotient(index);
+  const std::uint32_t y = row - launch.by_ny.quotient(row) * grid.ny;
+  const std::uint32_t width = kernels3d::kWordVoxels >> log2_parts;
+  const std::uint32_t part = thread & ((1u << log2_parts) - 1);
+  const std::uint32_t columns = width == 32 ? ~0u : ((1u << width) - 1) << (part * width);
+  step(grid, row, y, index - row * grid.words_x, columns);
+}
+
+// A thread per four voxels of a row, (nx + 3) / 4 a row (no more than the voxels), `rows` rows a
+// thread (rows_per_thread apart), every row's loads issued before the first store.
+struct QuadLaunch {
+  std::uint32_t threads, quads_x, rows_per_thread;
+  Divisor by_quads_x;
+};
+
+struct QuadOfThread {
+  std::uint32_t row, w, quad, x0;
+};
+
+__device__ QuadOfThread quad_of_thread(const QuadLaunch& launch, std::uint32_t index) {
+  const std::uint32_t row = launch.by_quads_x.quotient(index);
+  const std::uint32_t quad_in_row = index - row * launch.quads_x;
+  return {row * launch.rows_per_thread, quad_in_row / kernels3d::kQuadsPerWord,
+          quad_in_row % kernels3d::kQuadsPerWord, quad_in_row * kernels3d::kQuadVoxels};
+}
+
+// Compression: half a warp per row, kRunsPerLane runs a lane at once (compress_runs overlaps
+// their walks); the roots among 16 consecutive keys are set in the bitmap by one lane with at
+// most two atomics. A thread per word or per four voxels left several walks in sequence to a
+// thread, and the warp-wide vote over bitmap words (__match_any_sync) cost more than the walks.
+constexpr std::uint32_t kCompressLanes = 16;
+constexpr int kRunsPerLane = 4;
+
+__global__ void compress(RunGrid grid, const RowWord* words, std::uint32_t* parents,
+                         std::uint32_t* root_bitmap) {
+  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::uint32_t lane = threadIdx.x % kWarp, group_lane = lane % kCompressLanes;
+  const bool inside = thread / kCompressLanes < grid.rows;
+  const auto row = static_cast<std::uint32_t>(inside ? thread / kCompressLanes : 0);
+  const std::uint32_t runs = inside ? kernels3d::row_runs(words, grid, row) : 0;
+  const std::uint32_t first = row * grid.run_capacity;
+  const std::uint32_t warp_runs = max(runs, __shfl_xor_sync(kFullWarp, runs, kCompressLanes));
+  for (std::uint32_t base = 0; base < warp_runs; base += kCompressLanes * kRunsPerLane) {
+    std::uint32_t keys[kRunsPerLane], valid = 0;
+    VOLCCL_UNROLL
+    for (int r = 0; r < kRunsPerLane; ++r) {
+      const std::uint32_t k = base + r * kCompressLanes + group_lane;
+      keys[r] = first + k;
+      valid |= (k < runs ? 1u : 0u) << r;
+    }
+    const std::uint32_t roots = kernels3d::compress_runs(parents, keys, valid);
+    VOLCCL_UNROLL
+    for (int r = 0; r < kRunsPerLane; ++r) {
+      const std::uint32_t votes = __ballot_sync(kFullWarp, (roots >> r) & 1u);
+      if (group_lane == 0) {
+        mark_component_starts(root_bitmap, keys[r],
+                              (votes >> (lane & ~(kCompressLanes - 1))) & 0xFFFFu);
+      }
+    }
+  }
+}
+
+// FinalLabeling: kRowsPerThread rows a thread, so that more lookups are in flight than one
+// quad's chain of three loads (word, parent, rank).
+constexpr std::uint32_t kRowsPerThread = 2;
+
+__global__ void final_labeling(RunGrid grid, QuadLaunch launch, kernels3d::RufFinalLabeling step) {
+  const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
+  if (index >= launch.threads) return;
+  const QuadOfThread at = quad_of_thread(launch, index);
+  std::uint32_t out[kRowsPerThread][kernels3d::kQuadVoxels];
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    if (at.row + r < grid.rows) step.labels_of(grid, at.row + r, at.w, at.quad, out[r]);
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kRowsPerThread; ++r) {
+    if (at.row + r < grid.rows) step.store(grid, at.row + r, at.x0, out[r]);
+  }
+}
+
+QuadLaunch quad_launch(const RunGrid& grid, std::uint32_t rows_per_thread) {
+  QuadLaunch launch;
+  launch.quads_x = (grid.nx + kernels3d::kQuadVoxels - 1) / kernels3d::kQuadVoxels;
+  launch.rows_per_thread = rows_per_thread;
+  const std::uint64_t threads =
+      std::uint64_t{launch.quads_x} * ((grid.rows + rows_per_thread - 1) / rows_per_thread);
+  launch.threads = static_cast<std::uint32_t>(threads);
+  launch.by_quads_x = Divisor(launch.quads_x, threads);
+  return launch;
+}
+
+// Merge's threads per word, as a power of two: 1 where the words fill the device several times
+// over, up to 8 on smaller volumes. A thread makes the Unions of its columns in sequence; split
+// over 8 threads, the ~7 Unions a word of a random 512^3 volume made Merge 40 % slower (a warp
+// waits for its busiest lane), but on the 65 K words of a 128^3 Hilbert curve, where too few
+// threads ran to hide the walks, 2.7 times faster (bench/NOTES.md, RUF).
+int merge_log2_parts(std::uint64_t words) {
+  int device = 0, sms = 0, threads_per_sm = 0;
+  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
+  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  VOLCCL_CUDA_CHECK(
+      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  const std::uint64_t enough = 4 * std::uint64_t{static_cast<std::uint32_t>(sms)} *
+                               static_cast<std::uint32_t>(threads_per_sm);
+  int log2 = 0;
+  while (log2 < 3 && (words << log2) < enough) ++log2;
+  return log2;
+}
+
+unsigned blocks_for(std::uint64_t threads) {
+  return static_cast<unsigned>((threads + kThreads - 1) / kThreads);
+}
+
+template <int Connectivity>
+LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                      const LabelOptions& options, cudaStream_t stream_handle) {
+  const RunGrid grid = kernels3d::make_run_grid(extent);
+  // A bitmap of the run keys, half the voxels' (half as much to clear and to rank).
+  DeviceLabeling labeling(extent, options, stream_handle, kernels3d::run_slot_count(grid));
+  const cudaStream_t stream = labeling.stream();
+  const std::uint64_t word_count = kernels3d::row_word_count(grid);
+  DeviceBuffer<RowWord> words(word_count, stream, "the rows' foreground words of ruf");
+  DeviceBuffer<std::uint32_t> parents(kernels3d::run_slot_count(grid), stream,
+                                      "the union-find nodes of ruf (one per possible run)");
+  const WordLaunch launch{static_cast<std::uint32_t>(word_count), Divisor(grid.words_x, word_count),
+                          Divisor(grid.ny, grid.rows)};
+
+  const int log2_lanes = log2_lanes_per_row(grid);
+  initialize<<<blocks_for(std::uint64_t{grid.rows} << log2_lanes), kThreads, 0, stream>>>(
+      mask, grid, log2_lanes, words.data(), parents.data());
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  labeling.end_step(&StepTimings::initialization_ms);
+  const int log2_parts = merge_log2_parts(word_count);
+  merge<Connectivity><<<blocks_for(word_count << log2_parts), kThreads, 0, stream>>>(
+      grid, launch, log2_parts, kernels3d::RufMerge<Connectivity>{words.data(), parents.data()});
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  labeling.end_step(&StepTimings::merge_ms);
+  compress<<<blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads, 0, stream>>>(
+      grid, words.data(), parents.data(), labeling.root_bitmap());
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  labeling.end_step(&StepTimings::compression_ms);
+  labeling.rank();
+  const QuadLaunch row_quads = quad_launch(grid, kRowsPerThread);
+  final_labeling<<<blocks_for(row_quads.threads), kThreads, 0, stream>>>(
+      grid, row_quads,
+      kernels3d::RufFinalLabeling{words.data(), labels, parents.data(), labeling.root_bitmap(),
+                                  labeling.words_before()});
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  labeling.end_step(&StepTimings::final_labeling_ms);
+  return labeling.finish();
+}
+
+}  // namespace
+
+LabelResult label_ruf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                              const LabelOptions& options, void* stream) {
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  return options.connectivity == 6 ? label_ruf<6>(mask, extent, labels, options, cuda_stream)
+                                   : label_ruf<18>(mask, extent, labels, options, cuda_stream);
+}
+
+}  // namespace volccl::detail

@@ -1,0 +1,343 @@
+// Row logic of RUF, the 3D union-find over runs for 6- and 18-connectivity, written once for the
+// CUDA kernels (ruf_3d.cu) and the CPU backend (ruf_3d_cpu.cpp).
+//
+// Why runs: HA4 (HA4 paper Sec. IV-A, IV-B) makes the nodes of its union-find the segments
+// (runs) of a row, found from a bitmask of the row's pixels, and unites only the starts of
+// segments. UFB's nodes are x-pairs of voxels (ufb_logic_3d.h), one slot per pair whether
+// foreground or not: 256 MB written, read back and walked at 512^3, and about 0.8 ms of memory-
+// bound passes before any Union (bench/NOTES.md, UFB-3, UFB-4..7). RUF keeps a row as 32-voxel
+// words of foreground bits and numbers the row's runs from those bits; the union-find slots are
+// the runs', so a volume of coarse objects has a few slots per row (a random 512^3 volume at
+// granularity 8 has 3.5 M runs against UFB's 33.5 M pairs, 14 MB of parents that stay in L2).
+//
+// Keys: run k of row r = z ny + y has key r * run_capacity + k, run_capacity = (nx + 1) / 2 the
+// most runs a row can hold; keys follow the raster order of the runs' first voxels, fewer than
+// the voxels, so that Union (union_find.h: the larger root linked under the smaller) leaves the
+// run of every component's first voxel as its root and the voxel-sized root bitmap ranks them
+// (raster_rank.h) into the numbering of ITK and scipy.
+//
+// Steps: Initialization turns the mask into RowWords (the word's foreground bits and the runs
+// that start before it in its row) and makes every run its own root. Merge, a thread per word,
+// unites each run with the runs it touches in the rows before it: under 6 the rows at y-1 and
+// z-1, one Union per overlap of two runs (a maximal stretch of columns foreground in both
+// rows, which belongs to exactly one run of each); under 18 also the runs that touch only at a
+// corner of the x-extent (x+-1) in those rows, and the overlaps with the rows at (y-1, z-1) and
+// (y+1, z-1). A Union is skipped where contacts made elsewhere already join the two runs (the
+// "squares" of unite_rows). Compression points every run at its root and marks the roots;
+// FinalLabeling labels each word's voxels from its runs' roots.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "volccl/detail/host_device.h"
+#include "volccl/detail/raster_rank.h"
+#include "volccl/detail/union_find.h"
+#include "volccl/types.h"
+
+namespace volccl::kernels3d {
+
+using detail::lowest_bit;
+using detail::popcount;
+
+constexpr std::uint32_t kWordVoxels = 32;
+
+struct RunGrid {
+  std::uint32_t nx = 1, ny = 1, nz = 1;
+  std::uint32_t words_x = 1;       // 32-voxel words in a row
+  std::uint32_t run_capacity = 1;  // (nx + 1) / 2: the most runs a row can hold
+  std::uint32_t rows = 1;          // ny * nz
+};
+
+inline RunGrid make_run_grid(Extent3 extent) {
+  RunGrid grid;
+  grid.nx = static_cast<std::uint32_t>(extent.x);
+  grid.ny = static_cast<std::uint32_t>(extent.y);
+  grid.nz = static_cast<std::uint32_t>(extent.z);
+  grid.words_x = (grid.nx + kWordVoxels - 1) / kWordVoxels;
+  grid.run_capacity = (grid.nx + 1) / 2;
+  grid.rows = grid.ny * grid.nz;
+  return grid;
+}
+
+// Slots of the parent array (one per possible run) and words of the row bitmaps.
+inline std::uint64_t run_slot_count(const RunGrid& grid) {
+  return std::uint64_t{grid.rows} * grid.run_capacity;
+}
+inline std::uint64_t row_word_count(const RunGrid& grid) {
+  return std::uint64_t{grid.rows} * grid.words_x;
+}
+
+// A word of a row as Initialization leaves it. Eight bytes, so that the GPU loads it at once,
+// and with the last voxel of the word before it, so that the steps read one word, not two.
+struct alignas(8) RowWord {
+  std::uint32_t foreground;  // bit i: voxel 32 w + i of the row
+  std::uint32_t before;      // bits 0-30: the row's runs that start in earlier words; bit 31: the
+                             // voxel before the word is foreground (a row has < 2^31 runs)
+};
+
+constexpr std::uint32_t kBeforeIsForeground = 0x80000000u;
+
+VOLCCL_HD RowWord make_row_word(std::uint32_t foreground, std::uint32_t runs_before, bool before) {
+  return {foreground, runs_before | (before ? kBeforeIsForeground : 0u)};
+}
+
+struct RunForest {
+  std::uint32_t* parents;
+  VOLCCL_HD std::uint32_t* slot(std::uint32_t key) const { return parents + key; }
+};
+
+// Bits 0..q set (none for q < 0, all for q >= 31).
+VOLCCL_HD std::uint32_t bits_through(int q) {
+  if (q < 0) return 0;
+  return q >= 31 ? 0xFFFFFFFFu : (2u << q) - 1u;
+}
+
+// Foreground voxels that begin a run: `before`, the voxel before the word is foreground.
+VOLCCL_HD std::uint32_t run_starts(std::uint32_t foreground, bool before) {
+  return foreground & ~((foreground << 1) | (before ? 1u : 0u));
+}
+
+// The foreground bits of word w of row `row` from the mask (bytes beyond nx are not read).
+VOLCCL_HD std::uint32_t mask_word(const std::uint8_t* mask, const RunGrid& grid, std::uint32_t row,
+                                  std::uint32_t w) {
+  const std::uint8_t* bytes = mask + std::uint64_t{row} * grid.nx + std::uint64_t{w} * kWordVoxels;
+  const std::uint32_t voxels =
+      grid.nx - w * kWordVoxels < kWordVoxels ? grid.nx - w * kWordVoxels : kWordVoxels;
+  std::uint32_t bits = 0;
+  if (voxels == kWordVoxels) {
+#if defined(__CUDA_ARCH__)
+    // Two 16-byte loads where aligned: Initialization is bound by memory.
+    if (reinterpret_cast<std::uintptr_t>(bytes) % 16 == 0) {
+      const uint4 low = *reinterpret_cast<const uint4*>(bytes);
+      const uint4 high = *reinterpret_cast<const uint4*>(bytes + 16);
+      const std::uint32_t parts[8] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
+      VOLCCL_UNROLL
+      for (int p = 0; p < 8; ++p) bits |= detail::nonzero_byte_bits(parts[p]) << (4 * p);
+      return bits;
+    }
+#else
+    VOLCCL_UNROLL
+    for (int p = 0; p < 8; ++p) {
+      std::uint32_t part;
+      std::memcpy(&part, bytes + 4 * p, sizeof part);
+      bits |= detail::nonzero_byte_bits(part) << (4 * p);
+    }
+    return bits;
+#endif
+  }
+  for (std::uint32_t i = 0; i < voxels; ++i) bits |= (bytes[i] != 0 ? 1u : 0u) << i;
+  return bits;
+}
+
+// Initialization of one word: every run that starts in it becomes its own root. `first_key`: the
+// key of the word's first run to start.
+VOLCCL_HD void make_runs_roots(std::uint32_t* parents, std::uint32_t first_key,
+                               std::uint32_t starts) {
+  const std::uint32_t runs = popcount(starts);
+  for (std::uint32_t k = 0; k < runs; ++k) parents[first_key + k] = first_key + k;
+}
+
+// A word of a row with what its neighbours in the row tell about it. An absent row (beyond the
+// volume) is an empty view.
+struct WordView {
+  std::uint32_t foreground = 0;
+  std::uint32_t starts = 0;
+  std::uint32_t first_key = 0;  // the key of the word's first run to start
+  bool before = false;          // the voxel before the word is foreground
+  bool after = false;           // the voxel after it (where view_word was asked)
+
+  // The key of the run holding voxel q of the word, foreground: q = -1 and q = 32 are the
+  // neighbours' voxels.
+  VOLCCL_HD std::uint32_t key_at(int q) const {
+    if (q < 0) return first_key - 1;
+    if (q >= static_cast<int>(kWordVoxels)) {
+      return first_key + popcount(starts) - ((foreground >> 31) & 1u);
+    }
+    return first_key + popcount(starts & bits_through(q)) - 1;
+  }
+};
+
+// `with_after`: read the next word for WordView::after (18's corners need it).
+VOLCCL_HD WordView view_word(const RowWord* words, const RunGrid& grid, std::uint32_t row,
+                             std::uint32_t w, bool with_after = false) {
+  const RowWord* row_words = words + std::uint64_t{row} * grid.words_x;
+  const RowWord word = row_words[w];
+  WordView view;
+  view.foreground = word.foreground;
+  view.before = (word.before & kBeforeIsForeground) != 0;
+  view.after = with_after && w + 1 < grid.words_x && (row_words[w + 1].foreground & 1u) != 0;
+  view.starts = run_starts(word.foreground, view.before);
+  view.first_key = row * grid.run_capacity + (word.before & ~kBeforeIsForeground);
+  return view;
+}
+
+// Merge (word w of row `row`, at y in its slice): Unions with the runs of the rows before it that
+// its runs touch.
+template <int Connectivity>
+struct RufMerge {
+  const RowWord* words;
+  std::uint32_t* parents;
+
+  // One Union per overlap of a run of `own` with a run of `other` (the overlaps that begin in
+  // this word), except where `skip` has the overlap's first column.
+  VOLCCL_HD void unite_overlaps(const WordView& own, const WordView& other, std::uint32_t skip,
+                                std::uint32_t columns) const {
+    const std::uint32_t both = own.foreground & other.foreground;
+    std::uint32_t first_columns = run_starts(both, own.before && other.before) & ~skip & columns;
+    while (first_columns != 0) {
+      const int q = lowest_bit(first_columns);
+      first_columns &= first_columns - 1;
+      detail::unite(RunForest{parents}, own.key_at(q), other.key_at(q));
+    }
+  }
+
+  // Under 18, runs of rows at y-1 or z-1 that touch without overlapping: one ends at column q,
+  // the other begins at q + 1.
+  VOLCCL_HD void unite_corners(const WordView& own, const WordView& other,
+                               std::uint32_t columns) const {
+    const std::uint32_t own_next = (own.foreground >> 1) | (own.after ? 0x80000000u : 0u);
+    const std::uint32_t other_next = (other.foreground >> 1) | (other.after ? 0x80000000u : 0u);
+    const std::uint32_t own_previous = (own.foreground << 1) | (own.before ? 1u : 0u);
+    const std::uint32_t other_previous = (other.foreground << 1) | (other.before ? 1u : 0u);
+    // Own run ends at q, the other's begins at q + 1.
+    std::uint32_t ends = own.foreground & ~own_next & ~other.foreground & other_next & columns;
+    while (ends != 0) {
+      const int q = lowest_bit(ends);
+      ends &= ends - 1;
+      detail::unite(RunForest{parents}, own.key_at(q), other.key_at(q + 1));
+    }
+    // Own run begins at q, the other's ends at q - 1.
+    std::uint32_t begins =
+        own.foreground & ~own_previous & ~other.foreground & other_previous & columns;
+    while (begins != 0) {
+      const int q = lowest_bit(begins);
+      begins &= begins - 1;
+      detail::unite(RunForest{parents}, own.key_at(q), other.key_at(q - 1));
+    }
+  }
+
+  // The rows before (y, z): above (y-1, z), behind (y, z-1), above behind (y-1, z-1) and, under
+  // 18, below behind (y+1, z-1). Skipped overlaps, each joined through contacts that rows
+  // closer to the start make (by induction on y: every overlap of a row with the row behind it
+  // ends up joined, made or skipped):
+  // - behind, where the first column q is foreground above and above behind: own ~ above (made
+  //   by this word), above ~ above behind (the row above's overlap behind), above behind ~
+  //   behind (the row behind's overlap above);
+  // - above behind (18), where q is foreground above: own ~ above ~ above behind;
+  // - below behind (18), where q is foreground behind: own ~ behind ~ below behind (that row's
+  //   overlap above).
+  // `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
+  VOLCCL_HD void operator()(const RunGrid& grid, std::uint32_t row, std::uint32_t y,
+                            std::uint32_t w, std::uint32_t columns = ~0u) const {
+    constexpr bool kCorners = Connectivity == 18;
+    const WordView own = view_word(words, grid, row, w, kCorners);
+    if ((own.foreground & columns) == 0) return;
+    const bool has_above = y > 0, has_behind = row >= grid.ny;
+    const WordView above = has_above ? view_word(words, grid, row - 1, w, kCorners) : WordView{};
+    const WordView behind =
+        has_behind ? view_word(words, grid, row - grid.ny, w, kCorners) : WordView{};
+    const WordView above_behind =
+        has_above && has_behind ? view_word(words, grid, row - grid.ny - 1, w) : WordView{};
+    unite_overlaps(own, above, 0, columns);
+    unite_overlaps(own, behind, above.foreground & above_behind.foreground, columns);
+    if (kCorners) {
+      unite_corners(own, above, columns);
+      unite_corners(own, behind, columns);
+      unite_overlaps(own, above_behind, above.foreground, columns);
+      if (has_behind && y + 1 < grid.ny) {
+        unite_overlaps(own, view_word(words, grid, row - grid.ny + 1, w), behind.foreground,
+                       columns);
+      }
+    }
+  }
+};
+
+// The runs of a row: those that start before its last word and in it.
+VOLCCL_HD std::uint32_t row_runs(const RowWord* words, const RunGrid& grid, std::uint32_t row) {
+  const WordView last = view_word(words, grid, row, grid.words_x - 1);
+  return last.first_key - row * grid.run_capacity + popcount(last.starts);
+}
+
+// Compression of kRuns runs (bit r of `valid`: keys[r] is one): points each at its root and
+// returns the roots among them (bit r). Every run's parent and grandparent are loaded before any
+// walk goes on, so that their latencies overlap (after Merge most runs are a step or two from
+// their root); as in union_find.h's compress, only roots are stored.
+template <int kRuns>
+VOLCCL_HD std::uint32_t compress_runs(std::uint32_t* parents, const std::uint32_t (&keys)[kRuns],
+                                      std::uint32_t valid) {
+  std::uint32_t parent[kRuns], next[kRuns];
+  VOLCCL_UNROLL
+  for (int r = 0; r < kRuns; ++r) {
+    parent[r] = (valid >> r) & 1u ? detail::load_relaxed(parents + keys[r]) : 0;
+  }
+  VOLCCL_UNROLL
+  for (int r = 0; r < kRuns; ++r) {
+    next[r] = (valid >> r) & 1u ? detail::load_relaxed(parents + parent[r]) : 0;
+  }
+  std::uint32_t roots = 0;
+  VOLCCL_UNROLL
+  for (int r = 0; r < kRuns; ++r) {
+    if (((valid >> r) & 1u) == 0) continue;
+    std::uint32_t root = parent[r];
+    for (std::uint32_t up = next[r]; up != root; up = detail::load_relaxed(parents + root)) {
+      root = up;
+    }
+    if (root != parent[r]) detail::store_relaxed(parents + keys[r], root);
+    if (root == keys[r]) roots |= 1u << r;
+  }
+  return roots;
+}
+
+// FinalLabeling by quads of four voxels of a word, quad q its voxels 4 q .. 4 q + 3: each voxel
+// takes the label of its run's root (the runs were compressed), background 0. Four voxels, so that
+// a warp's threads store consecutive 16-byte parts of the labels (a thread per word stored 128
+// bytes, its warp's stores 128 bytes apart, and ran at a third of the memory's bandwidth).
+constexpr std::uint32_t kQuadVoxels = 4;
+constexpr std::uint32_t kQuadsPerWord = kWordVoxels / kQuadVoxels;
+
+struct RufFinalLabeling {
+  const RowWord* words;
+  std::uint32_t* labels;
+  const std::uint32_t* parents;
+  const std::uint32_t* root_bitmap;
+  const std::uint32_t* words_before;
+
+  // The labels of the quad's voxels (loads only, so that a thread's quads overlap).
+  VOLCCL_HD void labels_of(const RunGrid& grid, std::uint32_t row, std::uint32_t w,
+                           std::uint32_t quad, std::uint32_t (&out)[kQuadVoxels]) const {
+    const WordView word = view_word(words, grid, row, w);
+    // A run's voxels share one lookup: whether a voxel needs its own follows from the keys alone,
+    // so the lookups of a quad's runs are still issued together.
+    std::uint32_t previous_key = 0xFFFFFFFFu, label = 0;  // keys are below rows * run_capacity
+    VOLCCL_UNROLL
+    for (std::uint32_t i = 0; i < kQuadVoxels; ++i) {
+      const int column = static_cast<int>(quad * kQuadVoxels + i);
+      const bool foreground = ((word.foreground >> column) & 1u) != 0;
+      const std::uint32_t key = word.key_at(column);
+      if (foreground && key != previous_key) {
+        label = detail::component_label(root_bitmap, words_before, parents[key]);
+        previous_key = key;
+      }
+      out[i] = foreground ? label : 0u;
+    }
+  }
+
+  // Stores them from voxel x0 of the row on, up to the row's end.
+  VOLCCL_HD void store(const RunGrid& grid, std::uint32_t row, std::uint32_t x0,
+                       const std::uint32_t (&out)[kQuadVoxels]) const {
+    const std::uint64_t first = std::uint64_t{row} * grid.nx + x0;
+#if defined(__CUDA_ARCH__)
+    if (x0 + kQuadVoxels <= grid.nx && reinterpret_cast<std::uintptr_t>(labels + first) % 16 == 0) {
+      *reinterpret_cast<uint4*>(labels + first) = make_uint4(out[0], out[1], out[2], out[3]);
+      return;
+    }
+#endif
+    VOLCCL_UNROLL
+    for (std::uint32_t i = 0; i < kQuadVoxels; ++i) {
+      if (x0 + i < grid.nx) labels[first + i] = out[i];
+    }
+  }
+};
+
+}  // namespace volccl::kernels3d

@@ -1,0 +1,90 @@
+// Properties of RUF's row logic (kernels3d/ruf_logic_3d.h) that the labeling tests reach only
+// by chance: the key of the run at every column of a word, the neighbours' columns -1 and 32
+// included, against runs numbered by walking the row voxel by voxel; and the foreground bits of
+// a word against its mask bytes, for every row length around a word's.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels3d/ruf_logic_3d.h"
+
+namespace volccl::test {
+namespace {
+
+using kernels3d::kWordVoxels;
+using kernels3d::RowWord;
+using kernels3d::RunGrid;
+
+// A row of `nx` voxels at row 3 of a grid of 8 rows: its words as Initialization leaves them.
+struct Row {
+  RunGrid grid;
+  std::vector<std::uint8_t> mask;  // the whole grid's, the row's voxels set
+  std::vector<RowWord> words;      // the whole grid's
+  std::vector<int> run_of;         // the run index of each voxel of the row, -1 for background
+  static constexpr std::uint32_t kRow = 3;
+};
+
+Row random_row(std::uint32_t nx, double density, std::mt19937& random) {
+  Row row;
+  row.grid = kernels3d::make_run_grid({nx, 8, 1});
+  row.mask.assign(std::size_t{nx} * 8, 0);
+  std::bernoulli_distribution foreground(density);
+  row.run_of.assign(nx, -1);
+  int runs = 0;
+  for (std::uint32_t x = 0; x < nx; ++x) {
+    if (!foreground(random)) continue;
+    row.mask[Row::kRow * nx + x] = static_cast<std::uint8_t>(1 + random() % 255);
+    row.run_of[x] = x > 0 && row.run_of[x - 1] >= 0 ? row.run_of[x - 1] : runs++;
+  }
+  row.words.assign(kernels3d::row_word_count(row.grid), RowWord{0, 0});
+  std::uint32_t before_runs = 0;
+  bool before = false;
+  for (std::uint32_t w = 0; w < row.grid.words_x; ++w) {
+    const std::uint32_t bits = kernels3d::mask_word(row.mask.data(), row.grid, Row::kRow, w);
+    row.words[Row::kRow * row.grid.words_x + w] =
+        kernels3d::make_row_word(bits, before_runs, before);
+    before_runs += detail::popcount(kernels3d::run_starts(bits, before));
+    before = (bits >> 31) != 0;
+  }
+  return row;
+}
+
+TEST(RufLogic3d, MaskWordHasABitPerNonZeroByte) {
+  std::mt19937 random(2024);
+  for (std::uint32_t nx = 1; nx <= 3 * kWordVoxels + 1; ++nx) {
+    const Row row = random_row(nx, 0.5, random);
+    for (std::uint32_t w = 0; w < row.grid.words_x; ++w) {
+      std::uint32_t expected = 0;
+      for (std::uint32_t i = 0; i < kWordVoxels && w * kWordVoxels + i < nx; ++i) {
+        if (row.mask[Row::kRow * nx + w * kWordVoxels + i] != 0) expected |= 1u << i;
+      }
+      EXPECT_EQ(row.words[Row::kRow * row.grid.words_x + w].foreground, expected)
+          << "nx " << nx << ", word " << w;
+    }
+  }
+}
+
+TEST(RufLogic3d, KeyAtEveryColumnIsTheKeyOfItsRun) {
+  std::mt19937 random(777);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::uint32_t nx = 1 + random() % 200;
+    const double density = (trial % 9 + 1) / 10.0;
+    const Row row = random_row(nx, density, random);
+    const std::uint32_t first_key = Row::kRow * row.grid.run_capacity;
+    for (std::uint32_t w = 0; w < row.grid.words_x; ++w) {
+      const kernels3d::WordView view =
+          kernels3d::view_word(row.words.data(), row.grid, Row::kRow, w);
+      for (int q = -1; q <= static_cast<int>(kWordVoxels); ++q) {
+        const std::int64_t x = std::int64_t{w} * kWordVoxels + q;
+        if (x < 0 || x >= nx || row.run_of[x] < 0) continue;
+        ASSERT_EQ(view.key_at(q), first_key + static_cast<std::uint32_t>(row.run_of[x]))
+            << "nx " << nx << ", word " << w << ", column " << q << ", trial " << trial;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace volccl::test
