@@ -305,9 +305,9 @@ TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
   ASSERT_TRUE(matches_reference(volume, options));
 }
 
-// Algorithm::automatic, the default, picks BUF for 26-connectivity and for 6 and 18 UFB on CUDA,
-// UF on the CPU, and says so in algorithm_used.
-TEST(AutomaticAlgorithm, BufAt26AndUfbOrUfAt6And18) {
+// Algorithm::automatic, the default, picks BUF for 26-connectivity, on CUDA RUF for 6 and UFB
+// for 18, UF for both on the CPU, and says so in algorithm_used.
+TEST(AutomaticAlgorithm, BufAt26RufOrUfAt6UfbOrUfAt18) {
   EXPECT_EQ(LabelOptions{}.algorithm, Algorithm::automatic);
   const Volume volume = data::random_granular({33, 17, 9}, 0.5, 1, 11);
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
@@ -317,9 +317,10 @@ TEST(AutomaticAlgorithm, BufAt26AndUfbOrUfAt6And18) {
       options.connectivity = connectivity;
       options.backend = backend;
       const VolcclRun run = run_volccl(volume, options);
-      const Algorithm expected = connectivity == 26         ? Algorithm::buf
-                                 : backend == Backend::cuda ? Algorithm::ufb
-                                                            : Algorithm::uf;
+      const Algorithm expected = connectivity == 26        ? Algorithm::buf
+                                 : backend == Backend::cpu ? Algorithm::uf
+                                 : connectivity == 6       ? Algorithm::ruf
+                                                           : Algorithm::ufb;
       EXPECT_EQ(run.result.algorithm_used, expected)
           << connectivity << "-connectivity on " << to_string(backend);
       ASSERT_TRUE(matches_reference(volume, options));

@@ -33,11 +33,12 @@ except ImportError as error:
     print(f"skipped: {sys.executable} cannot import numpy and scipy ({error})")
     sys.exit(77)
 
-ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ke", "ha4", "ha4-64", "le", "tm", "auto"]
-# The algorithms of each connectivity: the block-based ones need 26 or 8, ufb 6 or 18, ke, ha4,
-# le and tm are 2D.
+ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ruf", "ke", "ha4", "ha4-64", "le",
+              "tm", "auto"]
+# The algorithms of each connectivity: the block-based ones need 26 or 8, ufb and ruf 6 or 18,
+# ke, ha4, le and tm are 2D.
 SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "auto"],
-             6: ["uf", "ufb", "auto"], 18: ["uf", "ufb", "auto"],
+             6: ["uf", "ufb", "ruf", "auto"], 18: ["uf", "ufb", "ruf", "auto"],
              8: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm",
                  "auto"],
              4: ["uf", "ke", "ha4", "ha4-64", "le", "tm", "auto"]}

@@ -80,6 +80,8 @@ Algorithm expected_algorithm(const LabelOptions& options) {
       return Algorithm::bke_ic;
     case 26:
       return Algorithm::buf;
+    case 6:
+      return expected_backend(options.backend) == Backend::cuda ? Algorithm::ruf : Algorithm::uf;
     default:
       return expected_backend(options.backend) == Backend::cuda ? Algorithm::ufb : Algorithm::uf;
   }

@@ -53,7 +53,8 @@ VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options);
 // The backend a run with `requested` must report.
 Backend expected_backend(Backend requested);
 // The algorithm a run with `options` must report: the one asked for, or for
-// Algorithm::automatic BUF at 26, UFB at 6 and 18, BKE-IC at 8 and HA4-64 at 4.
+// Algorithm::automatic BUF at 26, on CUDA RUF at 6 and UFB at 18 (UF on the CPU), BKE-IC at 8
+// and HA4-64 at 4.
 Algorithm expected_algorithm(const LabelOptions& options);
 
 // The (algorithm, connectivity) pairs volccl::supports, for every concrete algorithm and

@@ -78,6 +78,9 @@ LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend) {
       case 26:
         resolved.algorithm = Algorithm::buf;
         break;
+      case 6:
+        resolved.algorithm = backend == Backend::cuda ? Algorithm::ruf : Algorithm::uf;
+        break;
       default:
         resolved.algorithm = backend == Backend::cuda ? Algorithm::ufb : Algorithm::uf;
     }

@@ -37,13 +37,15 @@ ALGORITHMS = ("buf", "buf-ic", "bke", "bke-ic", "uf")
 ALGORITHMS_2D = ("buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm")
 ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64", "le", "tm")
 # The algorithms of 6 and 18.
-ALGORITHMS_6_18 = ("uf", "ufb")
+ALGORITHMS_6_18 = ("uf", "ufb", "ruf")
 
 
-def auto_6_18(device):
-    """What auto picks at 6 and 18 on the device of a summary line ("CPU, N threads" or "CUDA:
+def auto_6_18(device, connectivity):
+    """What auto picks at 6 or 18 on the device of a summary line ("CPU, N threads" or "CUDA:
     ...") or of --timings' JSON ("cpu" or "cuda")."""
-    return "uf" if device.lower().startswith("cpu") else "ufb"
+    if device.lower().startswith("cpu"):
+        return "uf"
+    return "ruf" if connectivity == 6 else "ufb"
 
 CASES = {}
 
@@ -103,7 +105,7 @@ def expect_files(directory, names):
 
 
 SUMMARY = re.compile(r"^labeled (\d+(?:x\d+)+) (voxels|pixels): (\d+) components? "
-                     r"\((buf|buf-ic|bke|bke-ic|uf|ufb|ke|ha4|ha4-64|le|tm), "
+                     r"\((buf|buf-ic|bke|bke-ic|uf|ufb|ruf|ke|ha4|ha4-64|le|tm), "
                      r"(4|8|6|18|26)-connectivity, "
                      r"on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
 
@@ -318,7 +320,7 @@ def sample_at_6_and_18(cli, work):
             expect_success(result)
             size, count, used, said_connectivity, device = parse_summary(
                 result.stdout.rstrip("\n"))
-            expected_used = auto_6_18(device) if algorithm == "auto" else algorithm
+            expected_used = auto_6_18(device, connectivity) if algorithm == "auto" else algorithm
             expect((size, count, used, said_connectivity) ==
                    (SAMPLE_SIZE, components, expected_used, connectivity),
                    f"unexpected summary {result.stdout!r}")
@@ -340,7 +342,7 @@ def connectivity_6_18_26(cli, work):
         write_mha(os.path.join(work, f"{name}.mha"), size, mask, "MET_UCHAR")
         for connectivity in (6, 18, 26):
             expected, counts[name, connectivity] = label(mask, size, connectivity)
-            for algorithm in ("auto", "uf", *(("ufb",) if connectivity != 26 else ())):
+            for algorithm in ("auto", "uf", *(("ufb", "ruf") if connectivity != 26 else ())):
                 result = cli.run("label", f"{name}.mha", "--connectivity", str(connectivity),
                                  "--algorithm", algorithm, "-o", "labels.mha", "--force",
                                  cwd=work)
@@ -349,7 +351,8 @@ def connectivity_6_18_26(cli, work):
                     result.stdout.rstrip("\n"))
                 expected_used = algorithm
                 if algorithm == "auto":
-                    expected_used = "buf" if connectivity == 26 else auto_6_18(device)
+                    expected_used = ("buf" if connectivity == 26 else
+                                     auto_6_18(device, connectivity))
                 expect((count, used, said_connectivity) ==
                        (counts[name, connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")
@@ -820,9 +823,9 @@ def timings_json(cli, work):
     expect_success(six)
     timings = json.loads(six.stdout)
     expect((timings["components"], timings["algorithm"], timings["connectivity"]) ==
-           (SAMPLE_OTSU_COMPONENTS_6, auto_6_18(timings["device"]), 6),
+           (SAMPLE_OTSU_COMPONENTS_6, auto_6_18(timings["device"], 6), 6),
            f"--connectivity 6: {timings}")
-    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (auto_6_18(timings["device"]), 6),
+    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (auto_6_18(timings["device"], 6), 6),
            describe(six))
 
 
