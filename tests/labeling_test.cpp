@@ -305,6 +305,31 @@ TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
   ASSERT_TRUE(matches_reference(volume, options));
 }
 
+// RUF's Merge on CUDA gives each word 1 to 8 threads, fewer as the words fill the device
+// (kernels3d/ruf_3d.cu, merge_log2_parts); the labeling suites' volumes are small enough for 8
+// on any GPU. These volumes, from 131 K to 1.6 M words, take every split on an H100 (1.08 M words
+// fill it four times over) and on GPUs of up to half again its threads.
+TEST(RufOnCuda, EveryMergeSplitFromEightThreadsAWordToOne) {
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{256, 256, 64}, {512, 512, 48}, {1024, 512, 48}, {1024, 1024, 48}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (unsigned granularity : {1u, 4u}) {
+      const Volume volume = data::random_granular(extent, 0.3, granularity, volume_seed++);
+      for (int connectivity : {6, 18}) {
+        LabelOptions options;
+        options.algorithm = Algorithm::ruf;
+        options.connectivity = connectivity;
+        options.backend = Backend::cuda;
+        ASSERT_TRUE(matches_reference(volume, options))
+            << extent.to_string() << ", granularity " << granularity << ", " << connectivity;
+      }
+    }
+  }
+}
+
 // Algorithm::automatic, the default, picks BUF for 26-connectivity, on CUDA RUF for 6 and UFB
 // for 18, UF for both on the CPU, and says so in algorithm_used.
 TEST(AutomaticAlgorithm, BufAt26RufOrUfAt6UfbOrUfAt18) {
