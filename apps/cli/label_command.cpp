@@ -202,12 +202,10 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
       .add_option(
           "--algorithm", request.algorithm,
           "Labeling algorithm: auto picks buf for 26, ruf for 6 and ufb for 18 on the GPU, uf "
-          "for both on the CPU, "
-          "bke-ic for 8 and "
-          "ha4-64 for 4; the block-based buf, buf-ic, bke and bke-ic need 26 or 8; ufb "
-          "(union-find over 2x2x1 blocks) and ruf (over runs) need 6 or 18; uf "
-          "(voxel union-find) takes every connectivity; ke, ha4, ha4-64, le and tm label "
-          "2D images (4 or 8)")
+          "for both on the CPU, bke-ic for 8 and ha4-64 for 4; the block-based buf, buf-ic, bke "
+          "and bke-ic need 26 or 8; ufb (union-find over 2x2x1 blocks) and ruf (over runs) need "
+          "6 or 18; uf (voxel union-find) takes every connectivity; ke, ha4, ha4-64, le and tm "
+          "label 2D images (4 or 8)")
       ->capture_default_str()
       ->check(CLI::IsMember(AlgorithmNames()));
   label

@@ -64,9 +64,9 @@ constexpr bool is_2d_connectivity(int connectivity) {
 
 struct LabelOptions {
   // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md); on CUDA RUF for 6 (1.0-2.7x faster than UFB on the
-  // random, OASIS, mitochondria and connectomics volumes, 10 % slower on the small Hilbert
-  // curves) and UFB for 18 (RUF's Merge is 3-4x slower at granularity 1), UF for both on the CPU
+  // benchmark volumes, bench/RESULTS.md); on CUDA RUF for 6 (1.04-2.9x faster than UFB on the
+  // random, OASIS, mitochondria and connectomics volumes, 5-20 % slower on the small Hilbert
+  // curves) and UFB for 18 (RUF's Merge is 4-5x slower at granularity 1), UF for both on the CPU
   // (bench/RESULTS.md); BKE-IC for 8 and HA4-64 for 4 (the fastest over YACCLAB's 2D granularity
   // images, geometric mean).
   Algorithm algorithm = Algorithm::automatic;
