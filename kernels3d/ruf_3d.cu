@@ -19,14 +19,6 @@ constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 constexpr std::uint32_t kThreads = 256;
 
-// Lanes per row in Initialization: the words of a row, rounded up to a power of two, at most a
-// warp (longer rows take several rounds).
-int log2_lanes_per_row(const RunGrid& grid) {
-  int log2 = 0;
-  while ((1u << log2) < grid.words_x && (1u << log2) < kWarp) ++log2;
-  return log2;
-}
-
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
 // previous round), the runs before it by an inclusive scan of the counts over the group.
@@ -65,6 +57,22 @@ __global__ void initialize(const std::uint8_t* mask, RunGrid grid, int log2_lane
     }
     runs += round_runs;
     before = (__shfl_sync(kFullWarp, foreground, lanes - 1, lanes) >> 31) != 0;
+    // Where the warp holds several rows (one round each), a row's runs are linked to the row
+    // above it in the warp, after the roots above are stored.
+    const std::uint32_t rows_apart = lanes < kWarp ? lanes : 0;
+    const std::uint32_t above_foreground = __shfl_up_sync(kFullWarp, foreground, rows_apart);
+    const std::uint32_t above_runs = __shfl_up_sync(kFullWarp, runs_before, rows_apart);
+    const bool above_before = __shfl_up_sync(kFullWarp, word_before ? 1u : 0u, rows_apart) != 0;
+    __syncwarp();
+    if (has_word && rows_apart != 0 &&
+        kernels3d::links_above_in_initialization(grid, kWarp >> log2_lanes, row)) {
+      kernels3d::link_runs_to_above(
+          parents,
+          kernels3d::make_view(grid, row,
+                               kernels3d::make_row_word(foreground, runs_before, word_before)),
+          kernels3d::make_view(
+              grid, row - 1, kernels3d::make_row_word(above_foreground, above_runs, above_before)));
+    }
   }
 }
 
@@ -208,14 +216,15 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   const WordLaunch launch{static_cast<std::uint32_t>(word_count), Divisor(grid.words_x, word_count),
                           Divisor(grid.ny, grid.rows)};
 
-  const int log2_lanes = log2_lanes_per_row(grid);
+  const int log2_lanes = kernels3d::log2_init_lanes(grid);
   initialize<<<blocks_for(std::uint64_t{grid.rows} << log2_lanes), kThreads, 0, stream>>>(
       mask, grid, log2_lanes, words.data(), parents.data());
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);
   const int log2_parts = merge_log2_parts(word_count);
   merge<Connectivity><<<blocks_for(word_count << log2_parts), kThreads, 0, stream>>>(
-      grid, launch, log2_parts, kernels3d::RufMerge<Connectivity>{words.data(), parents.data()});
+      grid, launch, log2_parts,
+      kernels3d::RufMerge<Connectivity>{words.data(), parents.data(), kWarp >> log2_lanes});
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::merge_ms);
   compress<<<blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads, 0, stream>>>(

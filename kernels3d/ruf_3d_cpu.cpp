@@ -40,8 +40,18 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
       before = (foreground >> 31) != 0;
     }
   });
+  // The links to the row above that the GPU's warps make (links_above_in_initialization).
+  const std::uint32_t rows_per_warp = kernels3d::kWordVoxels >> kernels3d::log2_init_lanes(grid);
+  parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
+    const std::uint32_t row = z * grid.ny + y;
+    if (!kernels3d::links_above_in_initialization(grid, rows_per_warp, row)) return;
+    for (std::uint32_t w = 0; w < grid.words_x; ++w) {
+      kernels3d::link_runs_to_above(parents, kernels3d::view_word(words, grid, row, w),
+                                    kernels3d::view_word(words, grid, row - 1, w));
+    }
+  });
   labeling.end_step(&StepTimings::initialization_ms);
-  const kernels3d::RufMerge<Connectivity> merge{words, parents};
+  const kernels3d::RufMerge<Connectivity> merge{words, parents, rows_per_warp};
   parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
     const std::uint32_t row = z * grid.ny + y;
     for (std::uint32_t w = 0; w < grid.words_x; ++w) merge(grid, row, y, w);

@@ -66,6 +66,22 @@ inline RunGrid make_run_grid(Extent3 extent) {
   return grid;
 }
 
+// Lanes per row in the GPU's Initialization: the row's words rounded up to a power of two, at
+// most a warp (longer rows take several rounds); a warp holds 32 / lanes rows.
+inline int log2_init_lanes(const RunGrid& grid) {
+  int log2 = 0;
+  while ((1u << log2) < grid.words_x && (1u << log2) < kWordVoxels) ++log2;
+  return log2;
+}
+
+// Whether Initialization links the runs of `row` to the row above (y - 1): where that row is in
+// the same warp on the GPU (rows_per_warp = 32 / lanes > 1, the row not the warp's first) and
+// in the same slice. The CPU backend links the same rows, so that Merge skips the same Unions.
+VOLCCL_HD bool links_above_in_initialization(const RunGrid& grid, std::uint32_t rows_per_warp,
+                                             std::uint32_t row) {
+  return row % grid.ny != 0 && row % rows_per_warp != 0;
+}
+
 // Slots of the parent array (one per possible run) and words of the row bitmaps.
 inline std::uint64_t run_slot_count(const RunGrid& grid) {
   return std::uint64_t{grid.rows} * grid.run_capacity;
@@ -164,18 +180,37 @@ struct WordView {
   }
 };
 
+// The view of `word`, word w of row `row`, without its `after` (view_word reads it).
+VOLCCL_HD WordView make_view(const RunGrid& grid, std::uint32_t row, const RowWord& word) {
+  WordView view;
+  view.foreground = word.foreground;
+  view.before = (word.before & kBeforeIsForeground) != 0;
+  view.starts = run_starts(word.foreground, view.before);
+  view.first_key = row * grid.run_capacity + (word.before & ~kBeforeIsForeground);
+  return view;
+}
+
 // `with_after`: read the next word for WordView::after (18's corners need it).
 VOLCCL_HD WordView view_word(const RowWord* words, const RunGrid& grid, std::uint32_t row,
                              std::uint32_t w, bool with_after = false) {
   const RowWord* row_words = words + std::uint64_t{row} * grid.words_x;
-  const RowWord word = row_words[w];
-  WordView view;
-  view.foreground = word.foreground;
-  view.before = (word.before & kBeforeIsForeground) != 0;
+  WordView view = make_view(grid, row, row_words[w]);
   view.after = with_after && w + 1 < grid.words_x && (row_words[w + 1].foreground & 1u) != 0;
-  view.starts = run_starts(word.foreground, view.before);
-  view.first_key = row * grid.run_capacity + (word.before & ~kBeforeIsForeground);
   return view;
+}
+
+// Initialization, after every run is its own root: each run of `own` whose first voxel has a
+// foreground voxel above it is pointed at the run above (a smaller key, so the forest stays one
+// of links from larger keys to smaller), which is the Union Merge would make for that overlap.
+// In a volume of coarse objects most runs begin under a run: those Unions leave Merge.
+VOLCCL_HD void link_runs_to_above(std::uint32_t* parents, const WordView& own,
+                                  const WordView& above) {
+  std::uint32_t linked = own.starts & above.foreground;
+  while (linked != 0) {
+    const int q = lowest_bit(linked);
+    linked &= linked - 1;
+    parents[own.key_at(q)] = above.key_at(q);
+  }
 }
 
 // Merge (word w of row `row`, at y in its slice): Unions with the runs of the rows before it that
@@ -184,6 +219,7 @@ template <int Connectivity>
 struct RufMerge {
   const RowWord* words;
   std::uint32_t* parents;
+  std::uint32_t init_rows_per_warp;  // links_above_in_initialization
 
   // One Union per overlap of a run of `own` with a run of `other` (the overlaps that begin in
   // this word), except where `skip` has the overlap's first column.
@@ -245,7 +281,10 @@ struct RufMerge {
         has_behind ? view_word(words, grid, row - grid.ny, w, kCorners) : WordView{};
     const WordView above_behind =
         has_above && has_behind ? view_word(words, grid, row - grid.ny - 1, w) : WordView{};
-    unite_overlaps(own, above, 0, columns);
+    // The overlaps above that begin at a run's first voxel, where Initialization linked them.
+    const std::uint32_t linked =
+        links_above_in_initialization(grid, init_rows_per_warp, row) ? own.starts : 0u;
+    unite_overlaps(own, above, linked, columns);
     unite_overlaps(own, behind, above.foreground & above_behind.foreground, columns);
     if (kCorners) {
       unite_corners(own, above, columns);
