@@ -17,7 +17,9 @@
 // (raster_rank.h) into the numbering of ITK and scipy.
 //
 // Steps: Initialization turns the mask into RowWords (the word's foreground bits and the runs
-// that start before it in its row) and makes every run its own root. Merge, a thread per word,
+// that start before it in its row) and makes every run its own root, or points it at the run
+// above its first voxel where the GPU's warp holds that row too (link_runs_to_above). Merge, a
+// thread per word,
 // unites each run with the runs it touches in the rows before it: under 6 the rows at y-1 and
 // z-1, one Union per overlap of two runs (a maximal stretch of columns foreground in both
 // rows, which belongs to exactly one run of each); under 18 also the runs that touch only at a
