@@ -19,14 +19,13 @@
 // Steps: Initialization turns the mask into RowWords (the word's foreground bits and the runs
 // that start before it in its row) and makes every run its own root, or points it at the run
 // above its first voxel where the GPU's warp holds that row too (link_runs_to_above). Merge, a
-// thread per word,
-// unites each run with the runs it touches in the rows before it: under 6 the rows at y-1 and
-// z-1, one Union per overlap of two runs (a maximal stretch of columns foreground in both
-// rows, which belongs to exactly one run of each); under 18 also the runs that touch only at a
-// corner of the x-extent (x+-1) in those rows, and the overlaps with the rows at (y-1, z-1) and
-// (y+1, z-1). A Union is skipped where contacts made elsewhere already join the two runs (the
-// "squares" of RufMerge). Compression points every run at its root and marks the roots;
-// FinalLabeling labels each word's voxels from its runs' roots.
+// thread per word, unites each run with the runs it touches in the rows before it: under 6 the
+// rows at y-1 and z-1, one Union per overlap of two runs (a maximal stretch of columns
+// foreground in both rows, which belongs to exactly one run of each); under 18 also the runs
+// that touch only at a corner of the x-extent (x+-1) in those rows, and the overlaps with the
+// rows at (y-1, z-1) and (y+1, z-1). A Union is skipped where contacts made elsewhere already
+// join the two runs (the "squares" of RufMerge). Compression points every run at its root and
+// marks the roots; FinalLabeling labels each word's voxels from its runs' roots.
 //
 // Measured (H100, bench/RESULTS.md and bench/NOTES.md "RUF"): at 6, random 512^3 d 30 % takes
 // 1.48 / 0.55 ms at granularity 1 / 8 against UFB's 1.58 / 1.17 and CuPy's 14.9 / 6.0 (10.1x /
