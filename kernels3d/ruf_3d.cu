@@ -18,6 +18,7 @@ using kernels3d::RunGrid;
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 constexpr std::uint32_t kThreads = 256;
+static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's rows per warp assume 32 lanes");
 
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
@@ -224,7 +225,8 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   const int log2_parts = merge_log2_parts(word_count);
   merge<Connectivity><<<blocks_for(word_count << log2_parts), kThreads, 0, stream>>>(
       grid, launch, log2_parts,
-      kernels3d::RufMerge<Connectivity>{words.data(), parents.data(), kWarp >> log2_lanes});
+      kernels3d::RufMerge<Connectivity>{words.data(), parents.data(),
+                                        kernels3d::init_rows_per_warp(grid)});
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::merge_ms);
   compress<<<blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads, 0, stream>>>(

@@ -41,7 +41,7 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
     }
   });
   // The links to the row above that the GPU's warps make (links_above_in_initialization).
-  const std::uint32_t rows_per_warp = kernels3d::kWordVoxels >> kernels3d::log2_init_lanes(grid);
+  const std::uint32_t rows_per_warp = kernels3d::init_rows_per_warp(grid);
   parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
     const std::uint32_t row = z * grid.ny + y;
     if (!kernels3d::links_above_in_initialization(grid, rows_per_warp, row)) return;

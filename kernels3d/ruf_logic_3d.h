@@ -68,11 +68,17 @@ inline RunGrid make_run_grid(Extent3 extent) {
 }
 
 // Lanes per row in the GPU's Initialization: the row's words rounded up to a power of two, at
-// most a warp (longer rows take several rounds); a warp holds 32 / lanes rows.
+// most a warp (longer rows take several rounds); a warp holds kWarpLanes / lanes rows.
+constexpr std::uint32_t kWarpLanes = 32;
+
 inline int log2_init_lanes(const RunGrid& grid) {
   int log2 = 0;
-  while ((1u << log2) < grid.words_x && (1u << log2) < kWordVoxels) ++log2;
+  while ((1u << log2) < grid.words_x && (1u << log2) < kWarpLanes) ++log2;
   return log2;
+}
+
+inline std::uint32_t init_rows_per_warp(const RunGrid& grid) {
+  return kWarpLanes >> log2_init_lanes(grid);
 }
 
 // Whether Initialization links the runs of `row` to the row above (y - 1): where that row is in
