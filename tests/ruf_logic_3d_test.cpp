@@ -1,7 +1,7 @@
 // Properties of RUF's row logic (kernels3d/ruf_logic_3d.h) that the labeling tests reach only
 // by chance: the key of the run at every column of a word, the neighbours' columns -1 and 32
-// included, against runs numbered by walking the row voxel by voxel; and the foreground bits of
-// a word against its mask bytes, for every row length around a word's.
+// included, and the runs of a row, against runs numbered by walking the row voxel by voxel; and the
+// foreground bits of a word against its mask bytes, for every row length around a word's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -73,6 +73,11 @@ TEST(RufLogic3d, KeyAtEveryColumnIsTheKeyOfItsRun) {
     const double density = (trial % 9 + 1) / 10.0;
     const Row row = random_row(nx, density, random);
     const std::uint32_t first_key = Row::kRow * row.grid.run_capacity;
+    int runs = 0;
+    for (int run : row.run_of) runs = run + 1 > runs ? run + 1 : runs;
+    EXPECT_EQ(kernels3d::row_runs(row.words.data(), row.grid, Row::kRow),
+              static_cast<std::uint32_t>(runs))
+        << "nx " << nx << ", trial " << trial;
     for (std::uint32_t w = 0; w < row.grid.words_x; ++w) {
       const kernels3d::WordView view =
           kernels3d::view_word(row.words.data(), row.grid, Row::kRow, w);
