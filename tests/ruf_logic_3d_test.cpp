@@ -1,7 +1,8 @@
 // Properties of RUF's row logic (kernels3d/ruf_logic_3d.h) that the labeling tests reach only
 // by chance: the key of the run at every column of a word, the neighbours' columns -1 and 32
-// included, and the runs of a row, against runs numbered by walking the row voxel by voxel; and the
-// foreground bits of a word against its mask bytes, for every row length around a word's.
+// included, and the runs of a row, against runs numbered by walking the row voxel by voxel;
+// and the foreground bits of a word against its mask bytes, for every row length around a
+// word's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
