@@ -14,22 +14,44 @@ namespace {
 
 using kernels3d::RowWord;
 using kernels3d::RunGrid;
+using kernels3d::RunTiling;
 
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 constexpr std::uint32_t kThreads = 256;
-static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's rows per warp assume 32 lanes");
+static_assert(kernels3d::kWarpLanes == kWarp && kernels3d::kInitThreads == kThreads,
+              "Initialization's tiles assume warps of 32 lanes in blocks of kThreads");
 
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
-// previous round), the runs before it by an inclusive scan of the counts over the group.
-__global__ void initialize(const std::uint8_t* mask, RunGrid grid, int log2_lanes, RowWord* words,
-                           std::uint32_t* parents) {
+// previous round), the runs before it by an inclusive scan of the counts over the group. A block
+// holds a tile of rows (RunTiling): their words and run slots go to shared memory, where the
+// block makes the tile's Unions, and each run's slot in the volume gets its root in the tile.
+// Without a tile in shared memory (rows of more than a warp's words) a block takes consecutive
+// rows and every run is its own root.
+template <int Connectivity>
+__global__ void __launch_bounds__(kThreads)
+    initialize(const std::uint8_t* mask, RunGrid grid, RunTiling tiling, int log2_lanes,
+               RowWord* words, std::uint32_t* parents) {
+  __shared__ RowWord tile_words[kThreads];
+  __shared__ std::uint32_t tile_parents[kernels3d::kTileSlots];
   const std::uint32_t lanes = 1u << log2_lanes;
-  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  const auto lane = static_cast<std::uint32_t>(thread & (lanes - 1));
-  const bool inside = (thread >> log2_lanes) < grid.rows;
-  const auto row = static_cast<std::uint32_t>(thread >> log2_lanes);
+  const std::uint32_t lane = threadIdx.x & (lanes - 1), row_in_block = threadIdx.x >> log2_lanes;
+  const bool tiled = tiling.in_shared_memory();
+  const kernels3d::TileRow at = kernels3d::tile_row(tiling, blockIdx.x, row_in_block);
+  bool inside;
+  std::uint32_t row;
+  if (tiled) {
+    inside =
+        row_in_block < (1u << (tiling.log2_y + tiling.log2_z)) && at.y < grid.ny && at.z < grid.nz;
+    row = inside ? at.z * grid.ny + at.y : 0;
+  } else {
+    const std::uint64_t block_row =
+        std::uint64_t{blockIdx.x} * (kThreads >> log2_lanes) + row_in_block;
+    inside = block_row < grid.rows;
+    row = inside ? static_cast<std::uint32_t>(block_row) : 0;
+  }
+  const std::uint32_t tile_key = row_in_block << tiling.log2_capacity;
   std::uint32_t runs = 0;
   bool before = false;
   for (std::uint32_t round = 0; round < grid.words_x; round += lanes) {
@@ -45,35 +67,37 @@ __global__ void initialize(const std::uint8_t* mask, RunGrid grid, int log2_lane
       const std::uint32_t up = __shfl_up_sync(kFullWarp, inclusive, distance, lanes);
       if (lane >= distance) inclusive += up;
     }
-    const std::uint32_t runs_before = runs + inclusive - count;
+    const RowWord word =
+        kernels3d::make_row_word(foreground, runs + inclusive - count, word_before);
     if (has_word) {
-      words[std::uint64_t{row} * grid.words_x + w] =
-          kernels3d::make_row_word(foreground, runs_before, word_before);
+      words[std::uint64_t{row} * grid.words_x + w] = word;
+      if (tiled) tile_words[row_in_block * grid.words_x + w] = word;
     }
     // The round's runs have consecutive keys: the group makes them roots by strided stores, so
     // that its lanes' stores are contiguous.
     const std::uint32_t round_runs = __shfl_sync(kFullWarp, inclusive, lanes - 1, lanes);
     for (std::uint32_t k = runs + lane; inside && k < runs + round_runs; k += lanes) {
-      parents[row * grid.run_capacity + k] = row * grid.run_capacity + k;
+      if (tiled) {
+        tile_parents[tile_key + k] = tile_key + k;
+      } else {
+        parents[row * grid.run_capacity + k] = row * grid.run_capacity + k;
+      }
     }
     runs += round_runs;
     before = (__shfl_sync(kFullWarp, foreground, lanes - 1, lanes) >> 31) != 0;
-    // Where the warp holds several rows (one round each), a row's runs are linked to the row
-    // above it in the warp, after the roots above are stored.
-    const std::uint32_t rows_apart = lanes < kWarp ? lanes : 0;
-    const std::uint32_t above_foreground = __shfl_up_sync(kFullWarp, foreground, rows_apart);
-    const std::uint32_t above_runs = __shfl_up_sync(kFullWarp, runs_before, rows_apart);
-    const bool above_before = __shfl_up_sync(kFullWarp, word_before ? 1u : 0u, rows_apart) != 0;
-    __syncwarp();
-    if (has_word && rows_apart != 0 &&
-        kernels3d::links_above_in_initialization(grid, kWarp >> log2_lanes, row)) {
-      kernels3d::link_runs_to_above(
-          parents,
-          kernels3d::make_view(grid, row,
-                               kernels3d::make_row_word(foreground, runs_before, word_before)),
-          kernels3d::make_view(
-              grid, row - 1, kernels3d::make_row_word(above_foreground, above_runs, above_before)));
-    }
+  }
+  if (!tiled) return;
+  __syncthreads();
+  if (inside && lane < grid.words_x) {
+    kernels3d::RowViews views;
+    const std::uint32_t rows = kernels3d::contacts_in_tile<Connectivity>(
+        grid, tiling, tile_words, row_in_block, at, lane, views);
+    kernels3d::RunUnions<Connectivity, kernels3d::TileForest>{{tile_parents}}(views, rows);
+  }
+  __syncthreads();
+  for (std::uint32_t k = lane; inside && k < runs; k += lanes) {
+    const std::uint32_t root = find_root(kernels3d::RunForest{tile_parents}, tile_key + k);
+    parents[row * grid.run_capacity + k] = kernels3d::key_in_volume(grid, tiling, blockIdx.x, root);
   }
 }
 
@@ -83,18 +107,22 @@ struct WordLaunch {
   Divisor by_words_x, by_ny;
 };
 
+// Merge: the Unions between tiles, a thread per word or per part of one (`columns`).
 template <int Connectivity>
-__global__ void merge(RunGrid grid, WordLaunch launch, int log2_parts,
-                      kernels3d::RufMerge<Connectivity> step) {
+__global__ void merge(RunGrid grid, RunTiling tiling, WordLaunch launch, int log2_parts,
+                      const RowWord* words, std::uint32_t* parents) {
   const std::uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t index = thread >> log2_parts;
   if (index >= launch.words) return;
   const std::uint32_t row = launch.by_words_x.quotient(index);
-  const std::uint32_t y = row - launch.by_ny.quotient(row) * grid.ny;
+  const std::uint32_t z = launch.by_ny.quotient(row);
   const std::uint32_t width = kernels3d::kWordVoxels >> log2_parts;
   const std::uint32_t part = thread & ((1u << log2_parts) - 1);
   const std::uint32_t columns = width == 32 ? ~0u : ((1u << width) - 1) << (part * width);
-  step(grid, row, y, index - row * grid.words_x, columns);
+  kernels3d::RowViews views;
+  const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
+      words, grid, tiling, row, row - z * grid.ny, z, index - row * grid.words_x, columns, views);
+  kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows, columns);
 }
 
 // A thread per four voxels of a row, (nx + 3) / 4 a row (no more than the voxels), `rows` rows a
@@ -218,15 +246,16 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
                           Divisor(grid.ny, grid.rows)};
 
   const int log2_lanes = kernels3d::log2_init_lanes(grid);
-  initialize<<<blocks_for(std::uint64_t{grid.rows} << log2_lanes), kThreads, 0, stream>>>(
-      mask, grid, log2_lanes, words.data(), parents.data());
+  const RunTiling tiling = kernels3d::make_run_tiling(grid);
+  const unsigned init_blocks =
+      tiling.in_shared_memory() ? tiling.tiles : blocks_for(std::uint64_t{grid.rows} << log2_lanes);
+  initialize<Connectivity><<<init_blocks, kThreads, 0, stream>>>(mask, grid, tiling, log2_lanes,
+                                                                 words.data(), parents.data());
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);
   const int log2_parts = merge_log2_parts(word_count);
   merge<Connectivity><<<blocks_for(word_count << log2_parts), kThreads, 0, stream>>>(
-      grid, launch, log2_parts,
-      kernels3d::RufMerge<Connectivity>{words.data(), parents.data(),
-                                        kernels3d::init_rows_per_warp(grid)});
+      grid, tiling, launch, log2_parts, words.data(), parents.data());
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::merge_ms);
   compress<<<blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads, 0, stream>>>(

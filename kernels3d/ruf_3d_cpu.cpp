@@ -3,6 +3,7 @@
 // words in order, as the GPU's warp scans them.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "backends.h"
 #include "cpu_parallel.h"
@@ -13,6 +14,7 @@ namespace {
 
 using kernels3d::RowWord;
 using kernels3d::RunGrid;
+using kernels3d::RunTiling;
 
 template <int Connectivity>
 LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -26,35 +28,67 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   RowWord* const words = row_words.get();
   std::uint32_t* const parents = slots.get();
 
-  parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
-    const std::uint32_t row = z * grid.ny + y;
-    std::uint32_t runs = 0;
-    bool before = false;
-    for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-      const std::uint32_t foreground = kernels3d::mask_word(mask, grid, row, w);
-      const std::uint32_t starts = kernels3d::run_starts(foreground, before);
-      words[std::uint64_t{row} * grid.words_x + w] =
-          kernels3d::make_row_word(foreground, runs, before);
-      kernels3d::make_runs_roots(parents, row * grid.run_capacity + runs, starts);
-      runs += popcount(starts);
-      before = (foreground >> 31) != 0;
-    }
-  });
-  // The links to the row above that the GPU's warps make (links_above_in_initialization).
-  const std::uint32_t rows_per_warp = kernels3d::init_rows_per_warp(grid);
-  parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
-    const std::uint32_t row = z * grid.ny + y;
-    if (!kernels3d::links_above_in_initialization(grid, rows_per_warp, row)) return;
-    for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-      kernels3d::link_runs_to_above(parents, kernels3d::view_word(words, grid, row, w),
-                                    kernels3d::view_word(words, grid, row - 1, w));
+  // Initialization by the GPU's tiles: each worker keeps one tile's words and slots under the
+  // tile's keys, as a block keeps them in shared memory.
+  const RunTiling tiling = kernels3d::make_run_tiling(grid);
+  const std::uint32_t tile_rows = 1u << (tiling.log2_y + tiling.log2_z);
+  parallel_for(tiling.tiles, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    std::vector<RowWord> tile_words(std::size_t{tile_rows} * grid.words_x);
+    std::vector<std::uint32_t> tile_parents(std::size_t{tile_rows} << tiling.log2_capacity);
+    std::vector<std::uint32_t> tile_runs(tile_rows);
+    for (auto tile = static_cast<std::uint32_t>(begin); tile < end; ++tile) {
+      const auto inside = [&](kernels3d::TileRow at) { return at.y < grid.ny && at.z < grid.nz; };
+      for (std::uint32_t r = 0; r < tile_rows; ++r) {
+        const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
+        if (!inside(at)) continue;
+        const std::uint32_t row = at.z * grid.ny + at.y;
+        std::uint32_t runs = 0;
+        bool before = false;
+        for (std::uint32_t w = 0; w < grid.words_x; ++w) {
+          const std::uint32_t foreground = kernels3d::mask_word(mask, grid, row, w);
+          const RowWord word = kernels3d::make_row_word(foreground, runs, before);
+          words[std::uint64_t{row} * grid.words_x + w] = word;
+          tile_words[r * grid.words_x + w] = word;
+          const std::uint32_t starts = kernels3d::run_starts(foreground, before);
+          kernels3d::make_runs_roots(tile_parents.data(), (r << tiling.log2_capacity) + runs,
+                                     starts);
+          runs += popcount(starts);
+          before = (foreground >> 31) != 0;
+        }
+        tile_runs[r] = runs;
+      }
+      for (std::uint32_t r = 0; r < tile_rows; ++r) {
+        const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
+        if (!inside(at)) continue;
+        for (std::uint32_t w = 0; w < grid.words_x; ++w) {
+          kernels3d::RowViews views;
+          const std::uint32_t rows = kernels3d::contacts_in_tile<Connectivity>(
+              grid, tiling, tile_words.data(), r, at, w, views);
+          kernels3d::RunUnions<Connectivity, kernels3d::TileForest>{{tile_parents.data()}}(views,
+                                                                                           rows);
+        }
+      }
+      for (std::uint32_t r = 0; r < tile_rows; ++r) {
+        const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
+        if (!inside(at)) continue;
+        const std::uint32_t first = (at.z * grid.ny + at.y) * grid.run_capacity;
+        for (std::uint32_t k = 0; k < tile_runs[r]; ++k) {
+          const std::uint32_t root = detail::find_root(kernels3d::RunForest{tile_parents.data()},
+                                                       (r << tiling.log2_capacity) + k);
+          parents[first + k] = kernels3d::key_in_volume(grid, tiling, tile, root);
+        }
+      }
     }
   });
   labeling.end_step(&StepTimings::initialization_ms);
-  const kernels3d::RufMerge<Connectivity> merge{words, parents, rows_per_warp};
   parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
     const std::uint32_t row = z * grid.ny + y;
-    for (std::uint32_t w = 0; w < grid.words_x; ++w) merge(grid, row, y, w);
+    for (std::uint32_t w = 0; w < grid.words_x; ++w) {
+      kernels3d::RowViews views;
+      const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
+          words, grid, tiling, row, y, z, w, ~0u, views);
+      kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows);
+    }
   });
   labeling.end_step(&StepTimings::merge_ms);
   std::uint32_t* const root_bitmap = labeling.root_bitmap();

@@ -68,8 +68,10 @@ inline RunGrid make_run_grid(Extent3 extent) {
 }
 
 // Lanes per row in the GPU's Initialization: the row's words rounded up to a power of two, at
-// most a warp (longer rows take several rounds); a warp holds kWarpLanes / lanes rows.
+// most a warp (longer rows take several rounds); a block of kInitThreads holds kInitThreads /
+// lanes rows.
 constexpr std::uint32_t kWarpLanes = 32;
+constexpr std::uint32_t kInitThreads = 256;
 
 inline int log2_init_lanes(const RunGrid& grid) {
   int log2 = 0;
@@ -77,16 +79,63 @@ inline int log2_init_lanes(const RunGrid& grid) {
   return log2;
 }
 
-inline std::uint32_t init_rows_per_warp(const RunGrid& grid) {
-  return kWarpLanes >> log2_init_lanes(grid);
+inline int ceil_log2(std::uint32_t value) {
+  int log2 = 0;
+  while ((std::uint64_t{1} << log2) < value) ++log2;
+  return log2;
 }
 
-// Whether Initialization links the runs of `row` to the row above (y - 1): where that row is in
-// the same warp on the GPU (rows_per_warp = 32 / lanes > 1, the row not the warp's first) and
-// in the same slice. The CPU backend links the same rows, so that Merge skips the same Unions.
-VOLCCL_HD bool links_above_in_initialization(const RunGrid& grid, std::uint32_t rows_per_warp,
-                                             std::uint32_t row) {
-  return row % grid.ny != 0 && row % rows_per_warp != 0;
+// Tiles of rows, 2^log2_y rows of 2^log2_z slices: Initialization unites the runs of a tile in the
+// GPU block's shared memory, where a Union costs a few cycles instead of an L2 round trip, and
+// Merge makes only the Unions between rows of different tiles (a tile of 8 x 4 rows holds 7/8 of
+// the overlaps above and 3/4 of those behind). A tile is a block's rows, kInitThreads / lanes,
+// most of them in y; within it a run's key is row_in_tile * 2^log2_capacity + its index in the
+// row, ordered as the global keys, so that the tile's roots are the runs Union would leave. Rows
+// of more than kWarpLanes words (nx > 1024) take one-row tiles: Merge makes every Union.
+constexpr std::uint32_t kTileSlots = kInitThreads * kWordVoxels / 2;
+
+struct RunTiling {
+  int log2_y = 0, log2_z = 0;
+  int log2_capacity = 0;  // a row's keys in the tile, run_capacity rounded up to a power of two
+  std::uint32_t tiles_y = 1, tiles = 1;
+  VOLCCL_HD bool in_shared_memory() const { return log2_y + log2_z > 0; }
+};
+
+inline RunTiling make_run_tiling(const RunGrid& grid) {
+  RunTiling tiling;
+  tiling.log2_capacity = ceil_log2(grid.run_capacity);
+  if (grid.words_x <= kWarpLanes) {
+    int log2_rows = ceil_log2(kInitThreads) - log2_init_lanes(grid);
+    tiling.log2_z = log2_rows / 2 < ceil_log2(grid.nz) ? log2_rows / 2 : ceil_log2(grid.nz);
+    log2_rows -= tiling.log2_z;
+    tiling.log2_y = log2_rows < ceil_log2(grid.ny) ? log2_rows : ceil_log2(grid.ny);
+  }
+  tiling.tiles_y = (grid.ny + (1u << tiling.log2_y) - 1) >> tiling.log2_y;
+  tiling.tiles = tiling.tiles_y * ((grid.nz + (1u << tiling.log2_z) - 1) >> tiling.log2_z);
+  return tiling;
+}
+
+// The rows before (y, z) whose runs a run of (y, z) can touch, as bits: above (y-1, z), behind
+// (y, z-1) and, under 18, above behind (y-1, z-1) and below behind (y+1, z-1).
+constexpr std::uint32_t kRowAbove = 1, kRowBehind = 2, kRowAboveBehind = 4, kRowBelowBehind = 8;
+
+VOLCCL_HD std::uint32_t rows_before(const RunGrid& grid, std::uint32_t y, std::uint32_t z) {
+  std::uint32_t rows = y > 0 ? kRowAbove : 0u;
+  if (z > 0) {
+    rows |= kRowBehind | (y > 0 ? kRowAboveBehind : 0u) | (y + 1 < grid.ny ? kRowBelowBehind : 0u);
+  }
+  return rows;
+}
+
+// Those of them in the tile of (y, z).
+VOLCCL_HD std::uint32_t rows_before_in_tile(const RunGrid& grid, const RunTiling& tiling,
+                                            std::uint32_t y, std::uint32_t z) {
+  const std::uint32_t tile_y = (1u << tiling.log2_y) - 1, tile_z = (1u << tiling.log2_z) - 1;
+  const bool above = (y & tile_y) != 0, behind = (z & tile_z) != 0;
+  const bool below = ((y + 1) & tile_y) != 0;
+  return rows_before(grid, y, z) &
+         ((above ? kRowAbove : 0u) | (behind ? kRowBehind : 0u) |
+          (above && behind ? kRowAboveBehind : 0u) | (below && behind ? kRowBelowBehind : 0u));
 }
 
 // Slots of the parent array (one per possible run) and words of the row bitmaps.
@@ -114,6 +163,31 @@ VOLCCL_HD RowWord make_row_word(std::uint32_t foreground, std::uint32_t runs_bef
 struct RunForest {
   std::uint32_t* parents;
   VOLCCL_HD std::uint32_t* slot(std::uint32_t key) const { return parents + key; }
+};
+
+// A tile's forest, in the GPU block's shared memory. Its Unions write the slots by atomicMin
+// alone: Find does not halve paths here (stores that would race with the other lanes' loads,
+// which racecheck reports; a tile's trees are shallow); union_find.h reaches these by
+// argument-dependent lookup.
+struct TileSlot {
+  std::uint32_t* address;
+};
+
+VOLCCL_HD std::uint32_t load_relaxed(TileSlot slot) { return detail::load_relaxed(slot.address); }
+
+VOLCCL_HD void store_relaxed(TileSlot, std::uint32_t) {}
+
+VOLCCL_HD std::uint32_t atomic_min(TileSlot slot, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  return atomicMin_block(slot.address, value);
+#else
+  return detail::atomic_min(slot.address, value);
+#endif
+}
+
+struct TileForest {
+  std::uint32_t* parents;
+  VOLCCL_HD TileSlot slot(std::uint32_t key) const { return {parents + key}; }
 };
 
 // Bits 0..q set (none for q < 0, all for q >= 31).
@@ -187,46 +261,76 @@ struct WordView {
   }
 };
 
-// The view of `word`, word w of row `row`, without its `after` (view_word reads it).
-VOLCCL_HD WordView make_view(const RunGrid& grid, std::uint32_t row, const RowWord& word) {
+// The view of `word`, a word of the row whose first key is `row_key`, without its `after`.
+VOLCCL_HD WordView make_view(std::uint32_t row_key, const RowWord& word) {
   WordView view;
   view.foreground = word.foreground;
   view.before = (word.before & kBeforeIsForeground) != 0;
   view.starts = run_starts(word.foreground, view.before);
-  view.first_key = row * grid.run_capacity + (word.before & ~kBeforeIsForeground);
+  view.first_key = row_key + (word.before & ~kBeforeIsForeground);
   return view;
 }
 
-// `with_after`: read the next word for WordView::after (18's corners need it).
+// Word w of the row whose words start at `row_words`. `with_after`: read the next word for
+// WordView::after (18's corners need it).
+VOLCCL_HD WordView view_row_word(const RowWord* row_words, std::uint32_t words_x,
+                                 std::uint32_t row_key, std::uint32_t w, bool with_after = false) {
+  WordView view = make_view(row_key, row_words[w]);
+  view.after = with_after && w + 1 < words_x && (row_words[w + 1].foreground & 1u) != 0;
+  return view;
+}
+
+// Word w of row `row` of the volume, with the row's global keys.
 VOLCCL_HD WordView view_word(const RowWord* words, const RunGrid& grid, std::uint32_t row,
                              std::uint32_t w, bool with_after = false) {
-  const RowWord* row_words = words + std::uint64_t{row} * grid.words_x;
-  WordView view = make_view(grid, row, row_words[w]);
-  view.after = with_after && w + 1 < grid.words_x && (row_words[w + 1].foreground & 1u) != 0;
-  return view;
+  return view_row_word(words + std::uint64_t{row} * grid.words_x, grid.words_x,
+                       row * grid.run_capacity, w, with_after);
 }
 
-// Initialization, after every run is its own root: each run of `own` whose first voxel has a
-// foreground voxel above it is pointed at the run above (a smaller key, so the forest stays one
-// of links from larger keys to smaller), which is the Union Merge would make for that overlap.
-// In a volume of coarse objects most runs begin under a run: those Unions leave Merge.
-VOLCCL_HD void link_runs_to_above(std::uint32_t* parents, const WordView& own,
-                                  const WordView& above) {
-  std::uint32_t linked = own.starts & above.foreground;
-  while (linked != 0) {
-    const int q = lowest_bit(linked);
-    linked &= linked - 1;
-    parents[own.key_at(q)] = above.key_at(q);
-  }
-}
+// Word w of a row and the same word of the rows before it (rows_before): an absent row, or one
+// the caller does not hold, is an empty view.
+struct RowViews {
+  WordView own, above, behind, above_behind, below_behind;
+};
 
-// Merge (word w of row `row`, at y in its slice): Unions with the runs of the rows before it that
-// its runs touch.
-template <int Connectivity>
-struct RufMerge {
-  const RowWord* words;
-  std::uint32_t* parents;
-  std::uint32_t init_rows_per_warp;  // links_above_in_initialization
+// The Unions of the runs of a word (RowViews::own) with the runs they touch in the rows before it
+// that `rows` names (rows_before's bits): under 6 one Union per overlap of two runs (a maximal
+// stretch of columns foreground in both rows, which belongs to exactly one run of each) with the
+// rows above and behind; under 18 also the runs of those rows that touch only at a corner of the
+// x-extent (x+-1), and the overlaps with the rows above behind and below behind. Skipped
+// overlaps, each joined through contacts made for other overlaps (by induction on y: every
+// overlap of a row with the row behind it ends up joined, made or skipped):
+// - behind, where the first column q is foreground above and above behind: own ~ above (this
+//   word's overlap above), above ~ above behind (the row above's overlap behind), above behind ~
+//   behind (the row behind's overlap above);
+// - above behind (18), where q is foreground above: own ~ above ~ above behind;
+// - below behind (18), where q is foreground behind: own ~ behind ~ below behind (that row's
+//   overlap above).
+// Which of Initialization (in a tile) and Merge (between tiles) makes an overlap's Union does not
+// change whether it is made; a row the caller does not hold is empty and skips nothing.
+// `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
+// The Unions of the runs of a word (RowViews::own) with the runs they touch in the rows before it
+// that `rows` names (rows_before's bits), made one after the other by the calling thread: under
+// 6 one Union per overlap of two runs (a maximal stretch of columns foreground in both rows,
+// which belongs to exactly one run of each) with the rows above and behind; under 18 also the
+// runs of those rows that touch only at a corner of the x-extent (x+-1), and the overlaps with
+// the rows above behind and below behind. Skipped overlaps, each joined through contacts made
+// for other overlaps (by induction on y: every overlap of a row with the row behind it ends up
+// joined, made or skipped):
+// - behind, where the first column q is foreground above and above behind: own ~ above (this
+//   word's overlap above), above ~ above behind (the row above's overlap behind), above behind ~
+//   behind (the row behind's overlap above);
+// - above behind (18), where q is foreground above: own ~ above ~ above behind;
+// - below behind (18), where q is foreground behind: own ~ behind ~ below behind (that row's
+//   overlap above).
+// Which of Initialization (in a tile) and Merge (between tiles) makes an overlap's Union does not
+// change whether it is made; a row the caller does not hold is empty and skips nothing.
+// `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
+// A Union call per kind of contact, inlined: one call site in a loop over the kinds, or the
+// Unions of a warp shared out over its lanes, were slower on the GPU (bench/NOTES.md, RUF-12).
+template <int Connectivity, class Forest>
+struct RunUnions {
+  Forest forest;
 
   // One Union per overlap of a run of `own` with a run of `other` (the overlaps that begin in
   // this word), except where `skip` has the overlap's first column.
@@ -237,12 +341,12 @@ struct RufMerge {
     while (first_columns != 0) {
       const int q = lowest_bit(first_columns);
       first_columns &= first_columns - 1;
-      detail::unite(RunForest{parents}, own.key_at(q), other.key_at(q));
+      detail::unite(forest, own.key_at(q), other.key_at(q));
     }
   }
 
-  // Under 18, runs of rows at y-1 or z-1 that touch without overlapping: one ends at column q,
-  // the other begins at q + 1.
+  // Under 18, runs that touch without overlapping: one ends at column q, the other begins at
+  // q + 1.
   VOLCCL_HD void unite_corners(const WordView& own, const WordView& other,
                                std::uint32_t columns) const {
     const std::uint32_t own_next = (own.foreground >> 1) | (own.after ? 0x80000000u : 0u);
@@ -254,7 +358,7 @@ struct RufMerge {
     while (ends != 0) {
       const int q = lowest_bit(ends);
       ends &= ends - 1;
-      detail::unite(RunForest{parents}, own.key_at(q), other.key_at(q + 1));
+      detail::unite(forest, own.key_at(q), other.key_at(q + 1));
     }
     // Own run begins at q, the other's ends at q - 1.
     std::uint32_t begins =
@@ -262,48 +366,107 @@ struct RufMerge {
     while (begins != 0) {
       const int q = lowest_bit(begins);
       begins &= begins - 1;
-      detail::unite(RunForest{parents}, own.key_at(q), other.key_at(q - 1));
+      detail::unite(forest, own.key_at(q), other.key_at(q - 1));
     }
   }
 
-  // The rows before (y, z): above (y-1, z), behind (y, z-1), above behind (y-1, z-1) and, under
-  // 18, below behind (y+1, z-1). Skipped overlaps, each joined through contacts that rows
-  // closer to the start make (by induction on y: every overlap of a row with the row behind it
-  // ends up joined, made or skipped):
-  // - behind, where the first column q is foreground above and above behind: own ~ above (made
-  //   by this word), above ~ above behind (the row above's overlap behind), above behind ~
-  //   behind (the row behind's overlap above);
-  // - above behind (18), where q is foreground above: own ~ above ~ above behind;
-  // - below behind (18), where q is foreground behind: own ~ behind ~ below behind (that row's
-  //   overlap above).
-  // `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
-  VOLCCL_HD void operator()(const RunGrid& grid, std::uint32_t row, std::uint32_t y,
-                            std::uint32_t w, std::uint32_t columns = ~0u) const {
-    constexpr bool kCorners = Connectivity == 18;
-    const WordView own = view_word(words, grid, row, w, kCorners);
-    if ((own.foreground & columns) == 0) return;
-    const bool has_above = y > 0, has_behind = row >= grid.ny;
-    const WordView above = has_above ? view_word(words, grid, row - 1, w, kCorners) : WordView{};
-    const WordView behind =
-        has_behind ? view_word(words, grid, row - grid.ny, w, kCorners) : WordView{};
-    const WordView above_behind =
-        has_above && has_behind ? view_word(words, grid, row - grid.ny - 1, w) : WordView{};
-    // The overlaps above that begin at a run's first voxel, where Initialization linked them.
-    const std::uint32_t linked =
-        links_above_in_initialization(grid, init_rows_per_warp, row) ? own.starts : 0u;
-    unite_overlaps(own, above, linked, columns);
-    unite_overlaps(own, behind, above.foreground & above_behind.foreground, columns);
-    if (kCorners) {
-      unite_corners(own, above, columns);
-      unite_corners(own, behind, columns);
-      unite_overlaps(own, above_behind, above.foreground, columns);
-      if (has_behind && y + 1 < grid.ny) {
-        unite_overlaps(own, view_word(words, grid, row - grid.ny + 1, w), behind.foreground,
-                       columns);
-      }
+  VOLCCL_HD void operator()(const RowViews& views, std::uint32_t rows,
+                            std::uint32_t columns = ~0u) const {
+    const WordView& own = views.own;
+    if ((rows & kRowAbove) != 0) unite_overlaps(own, views.above, 0u, columns);
+    if ((rows & kRowBehind) != 0) {
+      unite_overlaps(own, views.behind, views.above.foreground & views.above_behind.foreground,
+                     columns);
+    }
+    if (Connectivity != 18) return;
+    if ((rows & kRowAbove) != 0) unite_corners(own, views.above, columns);
+    if ((rows & kRowBehind) != 0) unite_corners(own, views.behind, columns);
+    if ((rows & kRowAboveBehind) != 0) {
+      unite_overlaps(own, views.above_behind, views.above.foreground, columns);
+    }
+    if ((rows & kRowBelowBehind) != 0) {
+      unite_overlaps(own, views.below_behind, views.behind.foreground, columns);
     }
   }
 };
+
+// Row `row_in_tile` of tile `tile` (tiles numbered along y first): its (y, z) in the volume.
+struct TileRow {
+  std::uint32_t y, z;
+};
+
+VOLCCL_HD TileRow tile_row(const RunTiling& tiling, std::uint32_t tile, std::uint32_t row_in_tile) {
+  const std::uint32_t tile_z = tile / tiling.tiles_y, tile_y = tile - tile_z * tiling.tiles_y;
+  return {(tile_y << tiling.log2_y) + (row_in_tile & ((1u << tiling.log2_y) - 1)),
+          (tile_z << tiling.log2_z) + (row_in_tile >> tiling.log2_y)};
+}
+
+// Initialization's contacts within a tile, of word w of row `row_in_tile` (at `at`): fills
+// `views` and returns the rows whose contacts are Unions (none: 0). The tile's words are
+// `tile_words`, a row's at row_in_tile * words_x, under the tile's keys (RunTiling).
+template <int Connectivity>
+VOLCCL_HD std::uint32_t contacts_in_tile(const RunGrid& grid, const RunTiling& tiling,
+                                         const RowWord* tile_words, std::uint32_t row_in_tile,
+                                         TileRow at, std::uint32_t w, RowViews& views) {
+  constexpr bool kCorners = Connectivity == 18;
+  const std::uint32_t in_tile = rows_before_in_tile(grid, tiling, at.y, at.z);
+  const std::uint32_t rows = in_tile & (kCorners ? ~0u : kRowAbove | kRowBehind);
+  if (rows == 0) return 0;
+  const auto view = [&](std::uint32_t r, bool with_after) {
+    return view_row_word(tile_words + r * grid.words_x, grid.words_x, r << tiling.log2_capacity, w,
+                         with_after);
+  };
+  const std::uint32_t tile_y = 1u << tiling.log2_y;
+  views.own = view(row_in_tile, kCorners);
+  if (views.own.foreground == 0) return 0;
+  if ((in_tile & kRowAbove) != 0) views.above = view(row_in_tile - 1, kCorners);
+  if ((in_tile & kRowBehind) != 0) views.behind = view(row_in_tile - tile_y, kCorners);
+  if ((in_tile & kRowAboveBehind) != 0) views.above_behind = view(row_in_tile - tile_y - 1, false);
+  if (kCorners && (in_tile & kRowBelowBehind) != 0) {
+    views.below_behind = view(row_in_tile - tile_y + 1, false);
+  }
+  return rows;
+}
+
+// The volume's key of the run whose key in tile `tile` is `tile_key`.
+VOLCCL_HD std::uint32_t key_in_volume(const RunGrid& grid, const RunTiling& tiling,
+                                      std::uint32_t tile, std::uint32_t tile_key) {
+  const TileRow at = tile_row(tiling, tile, tile_key >> tiling.log2_capacity);
+  return (at.z * grid.ny + at.y) * grid.run_capacity +
+         (tile_key & ((1u << tiling.log2_capacity) - 1));
+}
+
+// Merge's contacts of word w of row `row`, at (y, z): those with the rows before it in other
+// tiles. Fills `views` and returns the rows whose contacts are Unions (none: 0); `columns`, the
+// word's columns whose Unions the caller makes.
+template <int Connectivity>
+VOLCCL_HD std::uint32_t contacts_between_tiles(const RowWord* words, const RunGrid& grid,
+                                               const RunTiling& tiling, std::uint32_t row,
+                                               std::uint32_t y, std::uint32_t z, std::uint32_t w,
+                                               std::uint32_t columns, RowViews& views) {
+  constexpr bool kCorners = Connectivity == 18;
+  const std::uint32_t present = rows_before(grid, y, z);
+  const std::uint32_t rows = present & ~rows_before_in_tile(grid, tiling, y, z) &
+                             (kCorners ? ~0u : kRowAbove | kRowBehind);
+  if (rows == 0) return 0;
+  views.own = view_word(words, grid, row, w, kCorners);
+  if ((views.own.foreground & columns) == 0) return 0;
+  // The rows read for their Unions, and those the skips of behind read.
+  const bool skips_behind = (rows & kRowBehind) != 0 && (present & kRowAboveBehind) != 0;
+  if ((rows & (kRowAbove | kRowAboveBehind)) != 0 || skips_behind) {
+    views.above = view_word(words, grid, row - 1, w, kCorners);
+  }
+  if ((rows & (kRowBehind | kRowBelowBehind)) != 0) {
+    views.behind = view_word(words, grid, row - grid.ny, w, kCorners);
+  }
+  if ((rows & kRowAboveBehind) != 0 || skips_behind) {
+    views.above_behind = view_word(words, grid, row - grid.ny - 1, w);
+  }
+  if ((rows & kRowBelowBehind) != 0) {
+    views.below_behind = view_word(words, grid, row - grid.ny + 1, w);
+  }
+  return rows;
+}
 
 // The runs of a row: those that start before its last word and in it.
 VOLCCL_HD std::uint32_t row_runs(const RowWord* words, const RunGrid& grid, std::uint32_t row) {

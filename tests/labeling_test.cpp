@@ -330,6 +330,34 @@ TEST(RufOnCuda, EveryMergeSplitFromEightThreadsAWordToOne) {
   }
 }
 
+// RUF unites the runs of a tile of rows in Initialization and the tiles in Merge
+// (kernels3d/ruf_logic_3d.h, RunTiling), the tile's shape set by the row's length: these widths
+// take every shape from 16 x 16 rows (nx <= 32) to 4 x 2 (nx <= 1024) and one-row tiles beyond,
+// with ny and nz that no tile divides, on both backends.
+TEST(RufTiles, EveryTileShapeWithPartialTiles) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  std::uint32_t volume_seed = seed;
+  for (std::uint32_t nx : {20u, 50u, 100u, 200u, 300u, 700u, 1000u, 1100u}) {
+    const Extent3 extent{nx, 37, 21};
+    for (unsigned granularity : {1u, 2u}) {
+      const Volume volume = data::random_granular(extent, 0.4, granularity, volume_seed++);
+      for (Backend backend : {Backend::cpu, Backend::cuda}) {
+        if (backend == Backend::cuda && !cuda_available()) continue;
+        for (int connectivity : {6, 18}) {
+          LabelOptions options;
+          options.algorithm = Algorithm::ruf;
+          options.connectivity = connectivity;
+          options.backend = backend;
+          ASSERT_TRUE(matches_reference(volume, options))
+              << extent.to_string() << ", granularity " << granularity << ", " << connectivity
+              << ", " << to_string(backend);
+        }
+      }
+    }
+  }
+}
+
 // Algorithm::automatic, the default, picks BUF for 26-connectivity, on CUDA RUF for 6 and UFB
 // for 18, UF for both on the CPU, and says so in algorithm_used.
 TEST(AutomaticAlgorithm, BufAt26RufOrUfAt6UfbOrUfAt18) {

@@ -92,5 +92,72 @@ TEST(RufLogic3d, KeyAtEveryColumnIsTheKeyOfItsRun) {
   }
 }
 
+// A tile's rows are a block of 2^log2_y x 2^log2_z rows of the volume: every row of the volume
+// is in exactly one tile; a row before (y, z) is in its tile exactly when both have the same
+// tile coordinates; and key_in_volume keeps the order of the tile's keys, so that a tile's roots
+// are the runs Union leaves as roots in the volume.
+TEST(RufLogic3d, TilesCoverTheRowsOnceAndKeepTheKeysOrder) {
+  for (std::uint32_t nx : {1u, 20u, 33u, 64u, 100u, 256u, 300u, 512u, 1000u, 1025u, 3000u}) {
+    for (const auto& [ny, nz] : {std::pair{37u, 21u}, std::pair{1u, 40u}, std::pair{40u, 1u}}) {
+      const RunGrid grid = kernels3d::make_run_grid({nx, ny, nz});
+      const kernels3d::RunTiling tiling = kernels3d::make_run_tiling(grid);
+      const std::uint32_t tile_rows = 1u << (tiling.log2_y + tiling.log2_z);
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
+      // The tile holds the GPU block's rows and its keys fit in shared memory.
+      EXPECT_LE(tile_rows, kernels3d::kInitThreads >> kernels3d::log2_init_lanes(grid));
+      if (tiling.in_shared_memory()) {
+        EXPECT_LE(std::uint64_t{tile_rows} << tiling.log2_capacity, kernels3d::kTileSlots);
+        EXPECT_LE(tile_rows * grid.words_x, kernels3d::kInitThreads);
+      } else {
+        EXPECT_GT(grid.words_x, kernels3d::kWarpLanes);
+      }
+      EXPECT_GE(1u << tiling.log2_capacity, grid.run_capacity);
+      std::vector<int> tile_of(grid.rows, -1);
+      for (std::uint32_t tile = 0; tile < tiling.tiles; ++tile) {
+        std::uint32_t previous_key = 0;
+        bool first = true;
+        for (std::uint32_t r = 0; r < tile_rows; ++r) {
+          const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
+          if (at.y >= ny || at.z >= nz) continue;
+          const std::uint32_t row = at.z * ny + at.y;
+          EXPECT_EQ(tile_of[row], -1) << "row " << row << " in two tiles";
+          tile_of[row] = static_cast<int>(tile);
+          for (std::uint32_t k = 0;
+               k<grid.run_capacity; k += grid.run_capacity> 1 ? grid.run_capacity - 1 : 1) {
+            const std::uint32_t key =
+                kernels3d::key_in_volume(grid, tiling, tile, (r << tiling.log2_capacity) + k);
+            EXPECT_EQ(key, row * grid.run_capacity + k);
+            EXPECT_TRUE(first || key > previous_key);
+            previous_key = key;
+            first = false;
+          }
+        }
+      }
+      for (std::uint32_t row = 0; row < grid.rows; ++row) {
+        ASSERT_GE(tile_of[row], 0) << "row " << row << " in no tile";
+      }
+      for (std::uint32_t z = 0; z < nz; ++z) {
+        for (std::uint32_t y = 0; y < ny; ++y) {
+          const std::uint32_t present = kernels3d::rows_before(grid, y, z);
+          const std::uint32_t in_tile = kernels3d::rows_before_in_tile(grid, tiling, y, z);
+          EXPECT_EQ(in_tile & ~present, 0u);
+          const int own = tile_of[z * ny + y];
+          const auto same_tile = [&](std::uint32_t row) { return tile_of[row] == own; };
+          const std::uint32_t row = z * ny + y;
+          const std::pair<std::uint32_t, std::uint32_t> rows[] = {
+              {kernels3d::kRowAbove, row - 1},
+              {kernels3d::kRowBehind, row - ny},
+              {kernels3d::kRowAboveBehind, row - ny - 1},
+              {kernels3d::kRowBelowBehind, row - ny + 1}};
+          for (const auto& [bit, other] : rows) {
+            if ((present & bit) == 0) continue;
+            EXPECT_EQ((in_tile & bit) != 0, same_tile(other)) << "y " << y << ", z " << z;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace volccl::test

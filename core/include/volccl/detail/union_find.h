@@ -36,7 +36,7 @@ VOLCCL_HD std::uint32_t find_root(const Forest& forest, std::uint32_t node) {
 template <class Forest>
 VOLCCL_HD std::uint32_t find_root_halving(const Forest& forest, std::uint32_t node) {
   for (;;) {
-    std::uint32_t* slot = forest.slot(node);
+    const auto slot = forest.slot(node);
     const std::uint32_t parent = load_relaxed(slot);
     if (parent == node) return node;
     const std::uint32_t grandparent = load_relaxed(forest.slot(parent));
@@ -48,7 +48,7 @@ VOLCCL_HD std::uint32_t find_root_halving(const Forest& forest, std::uint32_t no
 
 template <class Forest>
 VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32_t node) {
-  std::uint32_t* slot = forest.slot(node);
+  const auto slot = forest.slot(node);
   const std::uint32_t parent = load_relaxed(slot);
   const std::uint32_t root = find_root_halving(forest, parent);
   if (root != parent) store_relaxed(slot, root);
