@@ -1,8 +1,9 @@
 // CUDA backend of RUF, the 3D union-find over the runs of the rows (ruf_logic_3d.h): one kernel
 // per step, then the raster-order ranking of the root runs (core/src/raster_rank.cu).
 // Initialization gives each row a group of lanes (as many as its words, up to a warp), which scan
-// the runs' counts along the row with shuffles; Merge takes a thread per word (or part of one),
-// Compression half a warp per row, FinalLabeling a thread per four voxels.
+// the runs' counts along the row with shuffles, and a block a tile of rows, united in shared
+// memory; Merge takes a thread per word (or part of one), Compression half a warp per row,
+// FinalLabeling a thread per four voxels.
 #include <cstdint>
 
 #include "cuda_backends.h"

@@ -1,6 +1,7 @@
 // CPU backend of RUF (ruf_logic_3d.h): the per-word steps over rows split among threads, one
-// fork-join per kernel of the GPU version, with the same atomics; Initialization walks each row's
-// words in order, as the GPU's warp scans them.
+// fork-join per kernel of the GPU version, with the same atomics; Initialization takes the GPU's
+// tiles, walks each row's words in order, as the GPU's warp scans them, and unites the tile's
+// runs in a worker's own slots, as a block does in shared memory.
 #include <cstdint>
 #include <memory>
 #include <vector>

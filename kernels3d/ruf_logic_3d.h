@@ -17,21 +17,20 @@
 // (raster_rank.h) into the numbering of ITK and scipy.
 //
 // Steps: Initialization turns the mask into RowWords (the word's foreground bits and the runs
-// that start before it in its row) and makes every run its own root, or points it at the run
-// above its first voxel where the GPU's warp holds that row too (link_runs_to_above). Merge, a
-// thread per word, unites each run with the runs it touches in the rows before it: under 6 the
-// rows at y-1 and z-1, one Union per overlap of two runs (a maximal stretch of columns
-// foreground in both rows, which belongs to exactly one run of each); under 18 also the runs
-// that touch only at a corner of the x-extent (x+-1) in those rows, and the overlaps with the
-// rows at (y-1, z-1) and (y+1, z-1). A Union is skipped where contacts made elsewhere already
-// join the two runs (the "squares" of RufMerge). Compression points every run at its root and
-// marks the roots; FinalLabeling labels each word's voxels from its runs' roots.
+// that start before it in its row), and unites the runs within each tile of rows (RunTiling: on
+// the GPU a thread block's rows, in shared memory), pointing every run at its tile's root. Merge,
+// a thread per word, makes the Unions between tiles. Both make the Unions of RunUnions: each run
+// with the runs it touches in the rows before it, one Union per overlap of two runs under 6,
+// also the corner contacts and the diagonal rows under 18, less the overlaps that contacts made
+// elsewhere already join. Compression points every run at its root and marks the roots;
+// FinalLabeling labels each word's voxels from its runs' roots.
 //
-// Measured (H100, bench/RESULTS.md and bench/NOTES.md "RUF"): at 6, random 512^3 d 30 % takes
-// 1.48 / 0.55 ms at granularity 1 / 8 against UFB's 1.58 / 1.17 and CuPy's 14.9 / 6.0 (10.1x /
-// 10.9x), connectomics 0.54 ms against 1.59; at 18 RUF's Merge at granularity 1 is 4-5x UFB's
-// (every corner contact and both diagonal rows a Union, where UFB's 2x2x1 blocks take the rows'
-// contacts in), so `auto` takes RUF at 6 and UFB at 18.
+// Measured (H100, bench/RESULTS.md and bench/NOTES.md "RUF", "RUF-11..13"): at 6, random 512^3
+// d 30 % takes 1.22 / 0.51 ms at granularity 1 / 8 against UFB's 1.55 / 1.14 and CuPy's 14.6 /
+// 5.9 (12.0x / 11.5x), connectomics 0.52 ms against 1.47; the tiles took 15 % off at granularity
+// 1. At 18 RUF wins at granularity 8 and on the real volumes, but at granularity 1 a warp's lanes
+// wait for the one with the most Unions and RUF takes twice UFB's time (whose 2x2x1 blocks take
+// the rows' contacts in), so `auto` takes RUF at 6 and UFB at 18.
 #pragma once
 
 #include <cstdint>
@@ -92,6 +91,7 @@ inline int ceil_log2(std::uint32_t value) {
 // most of them in y; within it a run's key is row_in_tile * 2^log2_capacity + its index in the
 // row, ordered as the global keys, so that the tile's roots are the runs Union would leave. Rows
 // of more than kWarpLanes words (nx > 1024) take one-row tiles: Merge makes every Union.
+// A tile's slots: kInitThreads / lanes rows of at most 16 runs a lane (a word holds 16 runs).
 constexpr std::uint32_t kTileSlots = kInitThreads * kWordVoxels / 2;
 
 struct RunTiling {
