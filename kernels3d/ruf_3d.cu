@@ -20,8 +20,8 @@ using kernels3d::RunTiling;
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 constexpr std::uint32_t kThreads = 256;
-static_assert(kernels3d::kWarpLanes == kWarp && kernels3d::kInitThreads == kThreads,
-              "Initialization's tiles assume warps of 32 lanes in blocks of kThreads");
+constexpr std::uint32_t kInitThreads = kernels3d::kInitThreads;
+static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's tiles assume warps of 32 lanes");
 
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
@@ -31,10 +31,10 @@ static_assert(kernels3d::kWarpLanes == kWarp && kernels3d::kInitThreads == kThre
 // Without a tile in shared memory (rows of more than a warp's words) a block takes consecutive
 // rows and every run is its own root.
 template <int Connectivity>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kInitThreads)
     initialize(const std::uint8_t* mask, RunGrid grid, RunTiling tiling, int log2_lanes,
                RowWord* words, std::uint32_t* parents) {
-  __shared__ RowWord tile_words[kThreads];
+  __shared__ RowWord tile_words[kInitThreads];
   __shared__ std::uint32_t tile_parents[kernels3d::kTileSlots];
   const std::uint32_t lanes = 1u << log2_lanes;
   const std::uint32_t lane = threadIdx.x & (lanes - 1), row_in_block = threadIdx.x >> log2_lanes;
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kThreads)
     row = inside ? at.z * grid.ny + at.y : 0;
   } else {
     const std::uint64_t block_row =
-        std::uint64_t{blockIdx.x} * (kThreads >> log2_lanes) + row_in_block;
+        std::uint64_t{blockIdx.x} * (kInitThreads >> log2_lanes) + row_in_block;
     inside = block_row < grid.rows;
     row = inside ? static_cast<std::uint32_t>(block_row) : 0;
   }
@@ -249,9 +249,12 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   const int log2_lanes = kernels3d::log2_init_lanes(grid);
   const RunTiling tiling = kernels3d::make_run_tiling(grid);
   const unsigned init_blocks =
-      tiling.in_shared_memory() ? tiling.tiles : blocks_for(std::uint64_t{grid.rows} << log2_lanes);
-  initialize<Connectivity><<<init_blocks, kThreads, 0, stream>>>(mask, grid, tiling, log2_lanes,
-                                                                 words.data(), parents.data());
+      tiling.in_shared_memory()
+          ? tiling.tiles
+          : static_cast<unsigned>(((std::uint64_t{grid.rows} << log2_lanes) + kInitThreads - 1) /
+                                  kInitThreads);
+  initialize<Connectivity><<<init_blocks, kInitThreads, 0, stream>>>(mask, grid, tiling, log2_lanes,
+                                                                     words.data(), parents.data());
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);
   const int log2_parts = merge_log2_parts(word_count);

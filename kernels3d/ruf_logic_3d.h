@@ -70,7 +70,7 @@ inline RunGrid make_run_grid(Extent3 extent) {
 // most a warp (longer rows take several rounds); a block of kInitThreads holds kInitThreads /
 // lanes rows.
 constexpr std::uint32_t kWarpLanes = 32;
-constexpr std::uint32_t kInitThreads = 256;
+constexpr std::uint32_t kInitThreads = 512;
 
 inline int log2_init_lanes(const RunGrid& grid) {
   int log2 = 0;
