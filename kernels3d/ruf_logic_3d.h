@@ -86,12 +86,14 @@ inline int ceil_log2(std::uint32_t value) {
 
 // Tiles of rows, 2^log2_y rows of 2^log2_z slices: Initialization unites the runs of a tile in the
 // GPU block's shared memory, where a Union costs a few cycles instead of an L2 round trip, and
-// Merge makes only the Unions between rows of different tiles (a tile of 8 x 4 rows holds 7/8 of
-// the overlaps above and 3/4 of those behind). A tile is a block's rows, kInitThreads / lanes,
-// most of them in y; within it a run's key is row_in_tile * 2^log2_capacity + its index in the
-// row, ordered as the global keys, so that the tile's roots are the runs Union would leave. Rows
-// of more than kWarpLanes words (nx > 1024) take one-row tiles: Merge makes every Union.
-// A tile's slots: kInitThreads / lanes rows of at most 16 runs a lane (a word holds 16 runs).
+// Merge makes only the Unions between rows of different tiles (at 256^3 a tile of 8 x 8 rows
+// holds 7/8 of the overlaps above and of those behind; blocks of 512 threads, whose tiles are
+// twice those of 256, made RUF 2-5 % faster, bench/NOTES.md RUF-13). A tile is a block's rows,
+// kInitThreads / lanes, most of them in y; within it a run's key is row_in_tile * 2^log2_capacity +
+// its index in the row, ordered as the global keys, so that the tile's roots are the runs Union
+// would leave. Rows of more than kWarpLanes words (nx > 1024) take one-row tiles: Merge makes every
+// Union. A tile's slots: kInitThreads / lanes rows of at most 16 runs a lane (a word holds 16
+// runs).
 constexpr std::uint32_t kTileSlots = kInitThreads * kWordVoxels / 2;
 
 struct RunTiling {
