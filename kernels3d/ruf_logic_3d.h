@@ -168,9 +168,9 @@ struct RunForest {
 };
 
 // A tile's forest, in the GPU block's shared memory. Its Unions write the slots by atomicMin
-// alone: Find does not halve paths here (stores that would race with the other lanes' loads,
-// which racecheck reports; a tile's trees are shallow); union_find.h reaches these by
-// argument-dependent lookup.
+// alone: Find does not halve paths here, whose plain stores would race with the other lanes'
+// loads (racecheck reports them; without them the tile's Unions were no slower, bench/NOTES.md
+// RUF-11). union_find.h reaches these by argument-dependent lookup.
 struct TileSlot {
   std::uint32_t* address;
 };
