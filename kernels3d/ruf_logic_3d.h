@@ -167,17 +167,25 @@ struct RunForest {
   VOLCCL_HD std::uint32_t* slot(std::uint32_t key) const { return parents + key; }
 };
 
-// A tile's forest, in the GPU block's shared memory. Its Unions write the slots by atomicMin
-// alone: Find does not halve paths here, whose plain stores would race with the other lanes'
+// A tile's forest, in the GPU block's shared memory. There its Unions write the slots by
+// atomicMin alone: Find does not halve paths, whose plain stores would race with the other lanes'
 // loads (racecheck reports them; without them the tile's Unions were no slower, bench/NOTES.md
-// RUF-11). union_find.h reaches these by argument-dependent lookup.
+// RUF-11). The CPU backend's worker unites a tile alone and halves them. union_find.h reaches
+// these by argument-dependent lookup.
 struct TileSlot {
   std::uint32_t* address;
 };
 
 VOLCCL_HD std::uint32_t load_relaxed(TileSlot slot) { return detail::load_relaxed(slot.address); }
 
-VOLCCL_HD void store_relaxed(TileSlot, std::uint32_t) {}
+VOLCCL_HD void store_relaxed(TileSlot slot, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  (void)slot;
+  (void)value;
+#else
+  detail::store_relaxed(slot.address, value);
+#endif
+}
 
 VOLCCL_HD std::uint32_t atomic_min(TileSlot slot, std::uint32_t value) {
 #if defined(__CUDA_ARCH__)
