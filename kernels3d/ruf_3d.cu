@@ -29,11 +29,16 @@ static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's tiles assume war
 // holds a tile of rows (RunTiling): their words and run slots go to shared memory, where the
 // block makes the tile's Unions, and each run's slot in the volume gets its root in the tile.
 // Without a tile in shared memory (rows of more than a warp's words) a block takes consecutive
-// rows and every run is its own root.
+// rows and every run is its own root. The blocks also zero the root ranking (`clear`).
 template <int Connectivity>
 __global__ void __launch_bounds__(kInitThreads)
     initialize(const std::uint8_t* mask, RunGrid grid, RunTiling tiling, int log2_lanes,
-               RowWord* words, std::uint32_t* parents) {
+               ClearSpan clear, RowWord* words, std::uint32_t* parents) {
+  let_next_kernel_launch();
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < clear.count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    clear.words[i] = 0;
+  }
   __shared__ RowWord tile_words[kInitThreads];
   __shared__ std::uint32_t tile_parents[kernels3d::kTileSlots];
   const std::uint32_t lanes = 1u << log2_lanes;
@@ -102,27 +107,33 @@ __global__ void __launch_bounds__(kInitThreads)
   }
 }
 
-// A thread per word of the volume, rows one after the other.
-struct WordLaunch {
-  std::uint32_t words;
-  Divisor by_words_x, by_ny;
+// A thread per word of Merge's rows (MergeRows), or per part of one.
+struct MergeLaunch {
+  kernels3d::MergeRows rows;
+  std::uint32_t words;  // rows.slots * words_x
+  Divisor by_words_x;
 };
 
 // Merge: the Unions between tiles, a thread per word or per part of one (`columns`).
 template <int Connectivity>
-__global__ void merge(RunGrid grid, RunTiling tiling, WordLaunch launch, int log2_parts,
+__global__ void merge(RunGrid grid, RunTiling tiling, MergeLaunch launch, int log2_parts,
                       const RowWord* words, std::uint32_t* parents) {
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
   const std::uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t index = thread >> log2_parts;
   if (index >= launch.words) return;
-  const std::uint32_t row = launch.by_words_x.quotient(index);
-  const std::uint32_t z = launch.by_ny.quotient(row);
+  const std::uint32_t slot = launch.by_words_x.quotient(index);
+  const kernels3d::MergeRow at =
+      kernels3d::merge_row<Connectivity>(grid, tiling, launch.rows, slot);
+  if (!at.inside) return;
   const std::uint32_t width = kernels3d::kWordVoxels >> log2_parts;
   const std::uint32_t part = thread & ((1u << log2_parts) - 1);
   const std::uint32_t columns = width == 32 ? ~0u : ((1u << width) - 1) << (part * width);
   kernels3d::RowViews views;
   const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
-      words, grid, tiling, row, row - z * grid.ny, z, index - row * grid.words_x, columns, views);
+      words, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, index - slot * grid.words_x, columns,
+      views);
   kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows, columns);
 }
 
@@ -153,6 +164,8 @@ constexpr int kRunsPerLane = 4;
 
 __global__ void compress(RunGrid grid, const RowWord* words, std::uint32_t* parents,
                          std::uint32_t* root_bitmap) {
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint32_t lane = threadIdx.x % kWarp, group_lane = lane % kCompressLanes;
   const bool inside = thread / kCompressLanes < grid.rows;
@@ -185,6 +198,7 @@ __global__ void compress(RunGrid grid, const RowWord* words, std::uint32_t* pare
 constexpr std::uint32_t kRowsPerThread = 2;
 
 __global__ void final_labeling(RunGrid grid, QuadLaunch launch, kernels3d::RufFinalLabeling step) {
+  wait_for_previous_kernel();
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
   if (index >= launch.threads) return;
   const QuadOfThread at = quad_of_thread(launch, index);
@@ -236,15 +250,19 @@ template <int Connectivity>
 LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                       const LabelOptions& options, cudaStream_t stream_handle) {
   const RunGrid grid = kernels3d::make_run_grid(extent);
-  // A bitmap of the run keys, half the voxels' (half as much to clear and to rank).
-  DeviceLabeling labeling(extent, options, stream_handle, kernels3d::run_slot_count(grid));
-  const cudaStream_t stream = labeling.stream();
   const std::uint64_t word_count = kernels3d::row_word_count(grid);
-  DeviceBuffer<RowWord> words(word_count, stream, "the rows' foreground words of ruf");
-  DeviceBuffer<std::uint32_t> parents(kernels3d::run_slot_count(grid), stream,
-                                      "the union-find nodes of ruf (one per possible run)");
-  const WordLaunch launch{static_cast<std::uint32_t>(word_count), Divisor(grid.words_x, word_count),
-                          Divisor(grid.ny, grid.rows)};
+  // The rows' words and the union-find nodes (one per possible run) share the ranking's
+  // allocation, which Initialization clears: a bitmap of the run keys, half the voxels' (half as
+  // much to clear and to rank).
+  Scratch scratch;
+  const std::size_t words_offset = scratch.reserve<RowWord>(word_count);
+  const std::size_t parents_offset =
+      scratch.reserve<std::uint32_t>(kernels3d::run_slot_count(grid));
+  DeviceLabeling labeling(extent, options, stream_handle, kernels3d::run_slot_count(grid), scratch,
+                          DeviceLabeling::Clear::by_labeler);
+  const cudaStream_t stream = labeling.stream();
+  auto* const words = labeling.scratch<RowWord>(words_offset);
+  auto* const parents = labeling.scratch<std::uint32_t>(parents_offset);
 
   const int log2_lanes = kernels3d::log2_init_lanes(grid);
   const RunTiling tiling = kernels3d::make_run_tiling(grid);
@@ -253,26 +271,27 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
           ? tiling.tiles
           : static_cast<unsigned>(((std::uint64_t{grid.rows} << log2_lanes) + kInitThreads - 1) /
                                   kInitThreads);
-  initialize<Connectivity><<<init_blocks, kInitThreads, 0, stream>>>(mask, grid, tiling, log2_lanes,
-                                                                     words.data(), parents.data());
+  initialize<Connectivity><<<init_blocks, kInitThreads, 0, stream>>>(
+      mask, grid, tiling, log2_lanes, labeling.clear_span(), words, parents);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);
-  const int log2_parts = merge_log2_parts(word_count);
-  merge<Connectivity><<<blocks_for(word_count << log2_parts), kThreads, 0, stream>>>(
-      grid, tiling, launch, log2_parts, words.data(), parents.data());
-  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  MergeLaunch launch;
+  launch.rows = kernels3d::make_merge_rows<Connectivity>(grid, tiling);
+  launch.words = launch.rows.slots * grid.words_x;
+  launch.by_words_x = Divisor(grid.words_x, launch.words);
+  const int log2_parts = merge_log2_parts(launch.words);
+  launch_after_previous(merge<Connectivity>, blocks_for(std::uint64_t{launch.words} << log2_parts),
+                        kThreads, stream, grid, tiling, launch, log2_parts, words, parents);
   labeling.end_step(&StepTimings::merge_ms);
-  compress<<<blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads, 0, stream>>>(
-      grid, words.data(), parents.data(), labeling.root_bitmap());
-  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  launch_after_previous(compress, blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads,
+                        stream, grid, words, parents, labeling.root_bitmap());
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
   const QuadLaunch row_quads = quad_launch(grid, kRowsPerThread);
-  final_labeling<<<blocks_for(row_quads.threads), kThreads, 0, stream>>>(
-      grid, row_quads,
-      kernels3d::RufFinalLabeling{words.data(), labels, parents.data(), labeling.root_bitmap(),
-                                  labeling.words_before()});
-  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  launch_after_previous(final_labeling, blocks_for(row_quads.threads), kThreads, stream, grid,
+                        row_quads,
+                        kernels3d::RufFinalLabeling{words, labels, parents, labeling.root_bitmap(),
+                                                    labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
 }

@@ -82,13 +82,18 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
     }
   });
   labeling.end_step(&StepTimings::initialization_ms);
-  parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
-    const std::uint32_t row = z * grid.ny + y;
-    for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-      kernels3d::RowViews views;
-      const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
-          words, grid, tiling, row, y, z, w, ~0u, views);
-      kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows);
+  const kernels3d::MergeRows merge_rows = kernels3d::make_merge_rows<Connectivity>(grid, tiling);
+  parallel_for(merge_rows.slots, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (auto slot = static_cast<std::uint32_t>(begin); slot < end; ++slot) {
+      const kernels3d::MergeRow at =
+          kernels3d::merge_row<Connectivity>(grid, tiling, merge_rows, slot);
+      if (!at.inside) continue;
+      for (std::uint32_t w = 0; w < grid.words_x; ++w) {
+        kernels3d::RowViews views;
+        const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
+            words, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, w, ~0u, views);
+        kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows);
+      }
     }
   });
   labeling.end_step(&StepTimings::merge_ms);

@@ -446,6 +446,63 @@ VOLCCL_HD std::uint32_t key_in_volume(const RunGrid& grid, const RunTiling& tili
          (tile_key & ((1u << tiling.log2_capacity) - 1));
 }
 
+// The rows that Merge visits: those with a row before them in another tile. That is every row of
+// a tile's first slice (z a multiple of the tile's depth) and, in its other slices, the rows at a
+// tile's first y and, under 18, at its last (whose row below behind is in the next tile): 23 % of
+// the rows at 256^3 at 6. Merge's threads are numbered over them, tile slab by tile slab along z,
+// so that the others cost no thread (when a thread per word exited for them, 77 % of Merge's
+// threads did nothing; bench/NOTES.md, RUF-14). Slots numbered past the volume's rows (a partial
+// last tile) are `inside` false.
+struct MergeRows {
+  std::uint32_t per_slice = 1;  // row slots of a slice past a tile's first
+  std::uint32_t per_slab = 1;   // of a slab of slices one tile deep: ny + (depth - 1) per_slice
+  std::uint32_t slots = 1;      // of the volume: per_slab times the slabs
+  detail::Divisor by_per_slice, by_per_slab;
+};
+
+template <int Connectivity>
+MergeRows make_merge_rows(const RunGrid& grid, const RunTiling& tiling) {
+  MergeRows rows;
+  if (tiling.log2_y == 0) {
+    rows.per_slice = grid.ny;
+  } else {
+    rows.per_slice = Connectivity == 18 ? 2 * tiling.tiles_y : tiling.tiles_y;
+  }
+  rows.per_slab = grid.ny + ((1u << tiling.log2_z) - 1) * rows.per_slice;
+  rows.slots = rows.per_slab * ((grid.nz + (1u << tiling.log2_z) - 1) >> tiling.log2_z);
+  rows.by_per_slice = detail::Divisor(rows.per_slice, rows.per_slab);
+  rows.by_per_slab = detail::Divisor(rows.per_slab, rows.slots);
+  return rows;
+}
+
+struct MergeRow {
+  std::uint32_t y, z;
+  bool inside;
+};
+
+// The row of slot `slot` (below rows.slots).
+template <int Connectivity>
+VOLCCL_HD MergeRow merge_row(const RunGrid& grid, const RunTiling& tiling, const MergeRows& rows,
+                             std::uint32_t slot) {
+  const std::uint32_t slab = rows.by_per_slab.quotient(slot);
+  std::uint32_t in_slab = slot - slab * rows.per_slab;
+  std::uint32_t z = slab << tiling.log2_z, y = in_slab;
+  if (in_slab >= grid.ny) {
+    in_slab -= grid.ny;
+    const std::uint32_t slice = rows.by_per_slice.quotient(in_slab);
+    const std::uint32_t j = in_slab - slice * rows.per_slice;
+    z += 1 + slice;
+    if (tiling.log2_y == 0) {
+      y = j;
+    } else if (Connectivity == 18) {
+      y = ((j >> 1) << tiling.log2_y) + ((j & 1u) != 0 ? (1u << tiling.log2_y) - 1 : 0u);
+    } else {
+      y = j << tiling.log2_y;
+    }
+  }
+  return {y, z, y < grid.ny && z < grid.nz};
+}
+
 // Merge's contacts of word w of row `row`, at (y, z): those with the rows before it in other
 // tiles. Fills `views` and returns the rows whose contacts are Unions (none: 0); `columns`, the
 // word's columns whose Unions the caller makes.

@@ -159,5 +159,57 @@ TEST(RufLogic3d, TilesCoverTheRowsOnceAndKeepTheKeysOrder) {
   }
 }
 
+// Merge's rows: every row with a row before it in another tile (under 6 above or behind, under
+// 18 also above behind and below behind) is a slot's, no row is two slots', and few others are.
+template <int Connectivity>
+void expect_merge_rows_cover_the_contacts_between_tiles(std::uint32_t nx, std::uint32_t ny,
+                                                        std::uint32_t nz) {
+  const RunGrid grid = kernels3d::make_run_grid({nx, ny, nz});
+  const kernels3d::RunTiling tiling = kernels3d::make_run_tiling(grid);
+  const kernels3d::MergeRows merge_rows = kernels3d::make_merge_rows<Connectivity>(grid, tiling);
+  SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " at " +
+               std::to_string(Connectivity));
+  std::vector<int> visits(grid.rows, 0);
+  std::uint32_t inside = 0;
+  for (std::uint32_t slot = 0; slot < merge_rows.slots; ++slot) {
+    const kernels3d::MergeRow at =
+        kernels3d::merge_row<Connectivity>(grid, tiling, merge_rows, slot);
+    if (!at.inside) continue;
+    ASSERT_LT(at.y, ny);
+    ASSERT_LT(at.z, nz);
+    ++visits[at.z * ny + at.y];
+    ++inside;
+  }
+  const std::uint32_t kinds =
+      Connectivity == 6 ? kernels3d::kRowAbove | kernels3d::kRowBehind : ~0u;
+  std::uint32_t needed = 0;
+  for (std::uint32_t z = 0; z < nz; ++z) {
+    for (std::uint32_t y = 0; y < ny; ++y) {
+      const std::uint32_t between = kernels3d::rows_before(grid, y, z) &
+                                    ~kernels3d::rows_before_in_tile(grid, tiling, y, z) & kinds;
+      const int count = visits[z * ny + y];
+      EXPECT_LE(count, 1) << "y " << y << ", z " << z;
+      if (between != 0) {
+        EXPECT_EQ(count, 1) << "y " << y << ", z " << z << " has contacts between tiles";
+        ++needed;
+      }
+    }
+  }
+  // The others: the volume's first slice, the first row of a slice (y = 0) and, under 18, its
+  // last.
+  EXPECT_LE(inside, needed + ny + 2 * nz);
+  EXPECT_LE(merge_rows.slots, inside + 2 * nz * merge_rows.per_slice);
+}
+
+TEST(RufLogic3d, MergeRowsCoverTheContactsBetweenTilesOnce) {
+  for (std::uint32_t nx : {1u, 33u, 256u, 300u, 1025u}) {
+    for (const auto& [ny, nz] : {std::pair{37u, 21u}, std::pair{1u, 40u}, std::pair{40u, 1u},
+                                 std::pair{64u, 64u}, std::pair{9u, 17u}, std::pair{2u, 3u}}) {
+      expect_merge_rows_cover_the_contacts_between_tiles<6>(nx, ny, nz);
+      expect_merge_rows_cover_the_contacts_between_tiles<18>(nx, ny, nz);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace volccl::test

@@ -97,6 +97,19 @@ cudaMemPool_t memory_pool() {
 
 }  // namespace
 
+bool programmatic_launch_supported() {
+  static std::mutex mutex;
+  static std::unordered_map<int, bool> supported;
+  int device = 0;
+  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = supported.find(device);
+  if (found != supported.end()) return found->second;
+  int major = 0;
+  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return supported.emplace(device, major >= 9).first->second;
+}
+
 void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
   void* pointer = nullptr;
   if (bytes == 0) return nullptr;
@@ -159,12 +172,13 @@ LabelResult started_result(const LabelOptions& options) {
 }  // namespace
 
 DeviceLabeling::DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream,
-                               std::uint64_t keys)
+                               std::uint64_t keys, Scratch scratch, Clear clear)
     : stream_(stream),
       result_(started_result(options)),
       events_(stream, options.step_timings),
-      ranking_(keys != 0 ? keys : extent.voxel_count(), stream) {
+      ranking_(keys != 0 ? keys : extent.voxel_count(), stream, scratch.bytes) {
   result_.timings.allocation_ms = allocation_clock_.lap();
+  if (clear == Clear::by_labeler) return;
   ranking_.clear();
   end_step(&StepTimings::relabel_ms);
 }
@@ -175,13 +189,12 @@ void DeviceLabeling::rank() {
 }
 
 std::uint32_t DeviceLabeling::wait_for_count() {
-  ranking_.copy_count();
   VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return ranking_.count();
 }
 
 LabelResult DeviceLabeling::finish() {
-  ranking_.copy_count();
+  ranking_.release();
   events_.resolve();
   result_.component_count = ranking_.count();
   result_.timings.total_ms = whole_call_.lap();

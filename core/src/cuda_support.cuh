@@ -56,6 +56,42 @@ void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t sl
   }
 }
 
+// Programmatic dependent launch (compute capability 9.0 on): a kernel launched by
+// launch_after_previous() may have its blocks scheduled while the kernel before it on the stream
+// finishes, once every block of that one has called let_next_kernel_launch() (or exited); they
+// wait in wait_for_previous_kernel() until it has completed and its writes are visible. That hides
+// the launch between two kernels and the last one's tail: a few microseconds a step, where RUF
+// labels a 256^3 volume in five steps of 5-30 us (bench/NOTES.md, RUF-14). Elsewhere both device
+// functions do nothing and the launch is an ordinary one.
+bool programmatic_launch_supported();
+
+__device__ inline void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ inline void let_next_kernel_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+template <class... Parameters, class... Arguments>
+void launch_after_previous(void (*kernel)(Parameters...), unsigned blocks, unsigned threads,
+                           cudaStream_t stream, Arguments&&... arguments) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic_launch_supported() ? 1 : 0;
+  VOLCCL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));
+}
+
 // A stream-ordered device array; freed on its stream when it goes out of scope.
 template <class T>
 class DeviceBuffer {
@@ -73,6 +109,12 @@ class DeviceBuffer {
   T* data() const { return data_; }
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
+  // Frees it on its stream now, before the host waits for the stream: a free enqueued after the
+  // wait would keep the GPU idle while the host makes the call.
+  void release() {
+    if (data_ != nullptr) VOLCCL_CUDA_CHECK(cudaFreeAsync(data_, stream_));
+    data_ = nullptr;
+  }
 
  private:
   T* data_;
@@ -102,28 +144,52 @@ class StepEvents {
   std::vector<double*> fields_;
 };
 
+// Bytes that a labeler wants beside the ranking, in the same allocation (one allocation, and one
+// free enqueued before the host waits, instead of one of each per array).
+struct Scratch {
+  std::size_t bytes = 0;
+  // The offset of an array of `count` T after those reserved so far, aligned for vector loads.
+  template <class T>
+  std::size_t reserve(std::uint64_t count) {
+    const std::size_t offset = bytes;
+    bytes += (count * sizeof(T) + 255) / 256 * 256;
+    return offset;
+  }
+};
+
+// The bytes that a kernel must zero before the roots are marked, for labelers that clear the
+// ranking in their first kernel rather than by a memset (a call less before the first kernel).
+struct ClearSpan {
+  std::uint32_t* words;
+  std::uint64_t count;
+};
+
 // The device side of raster_rank.h for one labeling: the root bitmap, the ranks of its words
-// (an exclusive scan in one kernel, raster_rank.cu) and the component count, in one allocation.
+// (an exclusive scan in one kernel, raster_rank.cu) and the labeler's scratch, in one
+// allocation; the component count, written by the scan straight into mapped pinned host memory
+// (no copy to enqueue).
 class RootRanking {
  public:
-  RootRanking(std::uint64_t voxel_count, cudaStream_t stream);
+  RootRanking(std::uint64_t voxel_count, cudaStream_t stream, std::size_t scratch_bytes);
   std::uint32_t* bitmap() const { return bitmap_; }
   const std::uint32_t* words_before() const { return words_before_; }
-  void clear();  // before the roots are marked
-  void scan();   // after: words_before[w] = set bits in words 0..w-1, for w = 0..words
-  // Copies words_before[words], the component count, to pinned host memory on the stream;
-  // count() reads it once the stream has reached the copy.
-  void copy_count();
-  std::uint32_t count() const { return *host_count_; }
+  void* scratch() const { return storage_.data() + scratch_offset_; }
+  ClearSpan clear_span() const;
+  void clear();  // before the roots are marked (or a kernel zeroes clear_span())
+  void scan();   // after: words_before[w] = set bits in words 0..w-1, for w = 0..words, and the
+                 // count written to the host
+  void release() { storage_.release(); }
+  // Once the stream has passed scan().
+  std::uint32_t count() const { return *static_cast<volatile std::uint32_t*>(host_count_); }
 
  private:
   std::uint64_t words_;
   cudaStream_t stream_;
-  std::size_t state_bytes_;
-  DeviceBuffer<std::uint8_t> storage_;  // the scan's tile states, bitmap, words_before
+  std::size_t state_bytes_, scratch_offset_;
+  DeviceBuffer<std::uint8_t> storage_;  // the scan's tile states, bitmap, words_before, scratch
   std::uint32_t* bitmap_;
   std::uint32_t* words_before_;
-  std::uint32_t* host_count_;  // pinned, one per host thread
+  std::uint32_t* host_count_;  // pinned and mapped, one per host thread
 };
 
 // The frame of one labeling on the device, shared by every CUDA labeler: the clock of the whole
@@ -132,12 +198,20 @@ class RootRanking {
 // calls, ranks the roots it marked with rank(), and returns finish().
 class DeviceLabeling {
  public:
-  // `keys`: how many root keys the labeler ranks; 0 for one per voxel.
+  // How the ranking is cleared: by a memset, or by the labeler's first kernel (clear_span()).
+  enum class Clear { by_memset, by_labeler };
+  // `keys`: how many root keys the labeler ranks; 0 for one per voxel. `scratch`: the labeler's
+  // arrays, allocated with the ranking.
   DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream,
-                 std::uint64_t keys = 0);
+                 std::uint64_t keys = 0, Scratch scratch = {}, Clear clear = Clear::by_memset);
   cudaStream_t stream() const { return stream_; }
   std::uint32_t* root_bitmap() const { return ranking_.bitmap(); }
   const std::uint32_t* words_before() const { return ranking_.words_before(); }
+  ClearSpan clear_span() const { return ranking_.clear_span(); }
+  template <class T>
+  T* scratch(std::size_t offset) const {
+    return reinterpret_cast<T*>(static_cast<std::uint8_t*>(ranking_.scratch()) + offset);
+  }
   // Closes the step begun at the previous call and adds its time to `step`.
   void end_step(double StepTimings::*step) { events_.end_step(&(result_.timings.*step)); }
   // Ranks the roots marked in root_bitmap(), the relabel step.
@@ -145,7 +219,8 @@ class DeviceLabeling {
   // After rank(): waits for the stream and returns the component count (what the fused
   // statistics need to size their table before the final labeling).
   std::uint32_t wait_for_count();
-  // Waits for the stream and returns the component count and the timings.
+  // Frees the ranking and the scratch on the stream, waits for it and returns the component
+  // count and the timings.
   LabelResult finish();
 
  private:

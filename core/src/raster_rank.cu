@@ -73,7 +73,7 @@ __device__ std::uint32_t tiles_before_by_warp(std::uint32_t tile, std::uint32_t 
 __global__ void __launch_bounds__(kScanThreads)
     rank_bitmap_words(const std::uint32_t* __restrict__ bitmap, std::uint64_t words,
                       std::uint32_t* __restrict__ words_before, unsigned long long* tile_states,
-                      std::uint32_t* next_tile) {
+                      std::uint32_t* next_tile, std::uint32_t* host_count) {
   using Load =
       cub::BlockLoad<std::uint32_t, kScanThreads, kWordsPerThread, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
   using Scan = cub::BlockScan<std::uint32_t, kScanThreads>;
@@ -86,6 +86,8 @@ __global__ void __launch_bounds__(kScanThreads)
   } temp;
   __shared__ std::uint32_t tile;
   __shared__ std::uint32_t tiles_before;
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
   if (threadIdx.x == 0) tile = atomicAdd(next_tile, 1u);
   __syncthreads();
 
@@ -110,6 +112,8 @@ __global__ void __launch_bounds__(kScanThreads)
   VOLCCL_UNROLL
   for (std::uint32_t& count : counts) count += tiles_before;
   Store(temp.store).Store(words_before + first, counts, stored);
+  // The tile of entry `words` holds the count.
+  if (threadIdx.x == 0 && words - first < tile_words) *host_count = tiles_before + tile_total;
 }
 
 std::uint64_t scan_tiles(std::uint64_t words) { return (words + 1 + kTileWords - 1) / kTileWords; }
@@ -120,36 +124,53 @@ std::size_t scan_state_bytes(std::uint64_t words) {
   return (scan_tiles(words) * sizeof(unsigned long long) + sizeof(std::uint32_t) + 255) / 256 * 256;
 }
 
-// Pinned host memory for the component count, allocated once per host thread: a copy to
-// pageable memory would make the driver stage it.
+// Pinned host memory for the component count, allocated once per host thread and mapped into the
+// device's address space, where the scan writes it: a copy enqueued after the scan cost the GPU a
+// few microseconds of idle time per labeling (bench/NOTES.md, RUF-14).
 class PinnedCount {
  public:
-  PinnedCount() { VOLCCL_CUDA_CHECK(cudaMallocHost(&count_, sizeof(std::uint32_t))); }
+  PinnedCount() {
+    VOLCCL_CUDA_CHECK(cudaHostAlloc(&count_, sizeof(std::uint32_t), cudaHostAllocMapped));
+    VOLCCL_CUDA_CHECK(
+        cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_count_), count_, 0));
+  }
   ~PinnedCount() { cudaFreeHost(count_); }
   PinnedCount(const PinnedCount&) = delete;
   PinnedCount& operator=(const PinnedCount&) = delete;
-  std::uint32_t* get() const { return count_; }
+  std::uint32_t* host() const { return count_; }
+  std::uint32_t* device() const { return device_count_; }
 
  private:
   std::uint32_t* count_ = nullptr;
+  std::uint32_t* device_count_ = nullptr;
 };
 
-std::uint32_t* pinned_count() {
+const PinnedCount& pinned_count() {
   thread_local PinnedCount count;
-  return count.get();
+  return count;
 }
 
 }  // namespace
 
-RootRanking::RootRanking(std::uint64_t voxel_count, cudaStream_t stream)
+// The scratch's offset: after words_before, rounded up to 256 bytes.
+std::size_t scratch_offset(std::size_t state_bytes, std::uint64_t words) {
+  return (state_bytes + (2 * words + 1) * sizeof(std::uint32_t) + 255) / 256 * 256;
+}
+
+RootRanking::RootRanking(std::uint64_t voxel_count, cudaStream_t stream, std::size_t scratch_bytes)
     : words_(rank_words(voxel_count)),
       stream_(stream),
       state_bytes_(scan_state_bytes(words_)),
-      storage_(state_bytes_ + (2 * words_ + 1) * sizeof(std::uint32_t), stream,
-               "the root bitmap and ranks"),
+      scratch_offset_(scratch_offset(state_bytes_, words_)),
+      storage_(scratch_offset_ + scratch_bytes, stream, "the root bitmap, its ranks and scratch"),
       bitmap_(reinterpret_cast<std::uint32_t*>(storage_.data() + state_bytes_)),
       words_before_(bitmap_ + words_),
-      host_count_(pinned_count()) {}
+      host_count_(pinned_count().host()) {}
+
+ClearSpan RootRanking::clear_span() const {
+  return {reinterpret_cast<std::uint32_t*>(storage_.data()),
+          (state_bytes_ + words_ * sizeof(std::uint32_t)) / sizeof(std::uint32_t)};
+}
 
 void RootRanking::clear() {
   VOLCCL_CUDA_CHECK(
@@ -159,14 +180,9 @@ void RootRanking::clear() {
 void RootRanking::scan() {
   auto* tile_states = reinterpret_cast<unsigned long long*>(storage_.data());
   auto* next_tile = reinterpret_cast<std::uint32_t*>(tile_states + scan_tiles(words_));
-  rank_bitmap_words<<<static_cast<unsigned>(scan_tiles(words_)), kScanThreads, 0, stream_>>>(
-      bitmap_, words_, words_before_, tile_states, next_tile);
-  VOLCCL_CUDA_CHECK(cudaGetLastError());
-}
-
-void RootRanking::copy_count() {
-  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(host_count_, words_before_ + words_, sizeof(std::uint32_t),
-                                    cudaMemcpyDeviceToHost, stream_));
+  launch_after_previous(rank_bitmap_words, static_cast<unsigned>(scan_tiles(words_)), kScanThreads,
+                        stream_, bitmap_, words_, words_before_, tile_states, next_tile,
+                        pinned_count().device());
 }
 
 }  // namespace volccl::detail
