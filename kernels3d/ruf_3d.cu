@@ -34,11 +34,7 @@ template <int Connectivity>
 __global__ void __launch_bounds__(kInitThreads)
     initialize(const std::uint8_t* mask, RunGrid grid, RunTiling tiling, int log2_lanes,
                ClearSpan clear, RowWord* words, std::uint32_t* parents) {
-  let_next_kernel_launch();
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < clear.count;
-       i += std::uint64_t{gridDim.x} * blockDim.x) {
-    clear.words[i] = 0;
-  }
+  zero_by_grid(clear);
   __shared__ RowWord tile_words[kInitThreads];
   __shared__ std::uint32_t tile_parents[kernels3d::kTileSlots];
   const std::uint32_t lanes = 1u << log2_lanes;
@@ -119,7 +115,6 @@ template <int Connectivity>
 __global__ void merge(RunGrid grid, RunTiling tiling, MergeLaunch launch, int log2_parts,
                       const RowWord* words, std::uint32_t* parents) {
   wait_for_previous_kernel();
-  let_next_kernel_launch();
   const std::uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t index = thread >> log2_parts;
   if (index >= launch.words) return;
@@ -165,7 +160,6 @@ constexpr int kRunsPerLane = 4;
 __global__ void compress(RunGrid grid, const RowWord* words, std::uint32_t* parents,
                          std::uint32_t* root_bitmap) {
   wait_for_previous_kernel();
-  let_next_kernel_launch();
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint32_t lane = threadIdx.x % kWarp, group_lane = lane % kCompressLanes;
   const bool inside = thread / kCompressLanes < grid.rows;
@@ -224,19 +218,21 @@ QuadLaunch quad_launch(const RunGrid& grid, std::uint32_t rows_per_thread) {
   return launch;
 }
 
-// Merge's threads per word, as a power of two: 1 where the words fill the device several times
-// over, up to 8 on smaller volumes. A thread makes the Unions of its columns in sequence; split
-// over 8 threads, the ~7 Unions a word of a random 512^3 volume made Merge 40 % slower (a warp
-// waits for its busiest lane), but on the 65 K words of a 128^3 Hilbert curve, where too few
-// threads ran to hide the walks, 2.7 times faster (bench/NOTES.md, RUF).
+// Merge's threads per word, as a power of two: 1 where its words fill half the device's threads,
+// up to 8 on smaller volumes. A thread makes the Unions of its columns in sequence; split over 8
+// threads, the ~7 Unions a word of a random 512^3 volume made Merge 40 % slower (a warp waits for
+// its busiest lane), but on the 65 K words of a 128^3 Hilbert curve, where too few threads ran to
+// hide the walks, 2.7 times faster (bench/NOTES.md, RUF). On the 120 K words of Merge's rows at
+// 256^3, 2 threads a word instead of 8 took Merge from 20 to 16 us at granularity 8 and from 40
+// to 44 at granularity 1 (RUF-14).
 int merge_log2_parts(std::uint64_t words) {
   int device = 0, sms = 0, threads_per_sm = 0;
   VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
   VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   VOLCCL_CUDA_CHECK(
       cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const std::uint64_t enough = 4 * std::uint64_t{static_cast<std::uint32_t>(sms)} *
-                               static_cast<std::uint32_t>(threads_per_sm);
+  const std::uint64_t enough = std::uint64_t{static_cast<std::uint32_t>(sms)} *
+                               static_cast<std::uint32_t>(threads_per_sm) / 2;
   int log2 = 0;
   while (log2 < 3 && (words << log2) < enough) ++log2;
   return log2;

@@ -39,8 +39,10 @@ __device__ bool block_of_thread(const PairGrid& grid, std::uint32_t first_slice,
 
 // Initialization under 18: the lanes of a warp vote which blocks touch their left neighbour and
 // which have a foreground top row; each block finds its run's smallest key from the two votes.
+// Both Initializations also zero the root ranking (`clear`).
 __global__ void initialize_18(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
-                              kernels3d::UfbInitialize18 step) {
+                              ClearSpan clear, kernels3d::UfbInitialize18 step) {
+  zero_by_grid(clear);
   const std::uint32_t lane = threadIdx.x;
   PairBlock blocks[kRowsPerThread];
   bool inside[kRowsPerThread], linked[kRowsPerThread];
@@ -65,7 +67,8 @@ __global__ void initialize_18(const std::uint8_t* mask, PairGrid grid, std::uint
 // Initialization under 6: each lane takes its left neighbour's foreground by a shuffle, then the
 // warp votes the segment's pieces (four ballots).
 __global__ void initialize_6(const std::uint8_t* mask, PairGrid grid, std::uint32_t first_slice,
-                             kernels3d::UfbInitialize6 step) {
+                             ClearSpan clear, kernels3d::UfbInitialize6 step) {
+  zero_by_grid(clear);
   const std::uint32_t lane = threadIdx.x;
   PairBlock blocks[kRowsPerThread];
   bool inside[kRowsPerThread];
@@ -92,6 +95,7 @@ __global__ void initialize_6(const std::uint8_t* mask, PairGrid grid, std::uint3
 template <int Connectivity>
 __global__ void merge(PairGrid grid, std::uint32_t first_slice,
                       kernels3d::UfbMerge<Connectivity> step) {
+  wait_for_previous_kernel();
   PairBlock block;
   if (block_of_thread<1>(grid, first_slice, 0, &block)) step(grid, block);
 }
@@ -100,6 +104,7 @@ __global__ void merge(PairGrid grid, std::uint32_t first_slice,
 // bitmap by lane 0 with at most four atomics.
 __global__ void mark_roots(PairGrid grid, std::uint32_t first_slice, kernels3d::UfbRoots roots,
                            std::uint32_t* root_bitmap) {
+  wait_for_previous_kernel();
   PairBlock blocks[kRowsPerThread];
   std::uint32_t root[kRowsPerThread];
   VOLCCL_UNROLL
@@ -123,6 +128,7 @@ __global__ void mark_roots(PairGrid grid, std::uint32_t first_slice, kernels3d::
 template <int Connectivity>
 __global__ void final_labeling(PairGrid grid, std::uint32_t first_slice,
                                kernels3d::UfbFinalLabeling<Connectivity> step) {
+  wait_for_previous_kernel();
   PairBlock blocks[kRowsPerThread];
   bool inside[kRowsPerThread];
   std::uint32_t foreground[kRowsPerThread], top[kRowsPerThread], bottom[kRowsPerThread];
@@ -154,38 +160,43 @@ void launch_over_slices(const PairGrid& grid, Launch launch) {
 template <int Connectivity>
 LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                       const LabelOptions& options, cudaStream_t stream_handle) {
-  DeviceLabeling labeling(extent, options, stream_handle);
-  const cudaStream_t stream = labeling.stream();
   const PairGrid grid = kernels3d::make_pair_grid(extent);
-  DeviceBuffer<std::uint32_t> parents(kernels3d::pair_count(grid), stream,
-                                      "the union-find nodes of ufb (one per pair of voxels)");
+  // The union-find nodes (one per pair of voxels) share the ranking's allocation, which
+  // Initialization clears.
+  Scratch scratch;
+  const std::size_t parents_offset = scratch.reserve<std::uint32_t>(kernels3d::pair_count(grid));
+  DeviceLabeling labeling(extent, options, stream_handle, 0, scratch,
+                          DeviceLabeling::Clear::by_labeler);
+  const cudaStream_t stream = labeling.stream();
+  auto* const parents = labeling.scratch<std::uint32_t>(parents_offset);
 
   launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+    const ClearSpan clear = first == 0 ? labeling.clear_span() : ClearSpan{nullptr, 0};
     if (Connectivity == 6) {
-      initialize_6<<<blocks, threads, 0, stream>>>(mask, grid, first,
-                                                   kernels3d::UfbInitialize6{parents.data()});
+      initialize_6<<<blocks, threads, 0, stream>>>(mask, grid, first, clear,
+                                                   kernels3d::UfbInitialize6{parents});
     } else {
-      initialize_18<<<blocks, threads, 0, stream>>>(mask, grid, first,
-                                                    kernels3d::UfbInitialize18{parents.data()});
+      initialize_18<<<blocks, threads, 0, stream>>>(mask, grid, first, clear,
+                                                    kernels3d::UfbInitialize18{parents});
     }
   });
   labeling.end_step(&StepTimings::initialization_ms);
   launch_over_slices<1>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    merge<Connectivity><<<blocks, threads, 0, stream>>>(
-        grid, first, kernels3d::UfbMerge<Connectivity>{mask, parents.data()});
+    launch_after_previous(merge<Connectivity>, blocks, threads, stream, grid, first,
+                          kernels3d::UfbMerge<Connectivity>{mask, parents});
   });
   labeling.end_step(&StepTimings::merge_ms);
   launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    mark_roots<<<blocks, threads, 0, stream>>>(grid, first, kernels3d::UfbRoots{parents.data()},
-                                               labeling.root_bitmap());
+    launch_after_previous(mark_roots, blocks, threads, stream, grid, first,
+                          kernels3d::UfbRoots{parents}, labeling.root_bitmap());
   });
   labeling.end_step(&StepTimings::compression_ms);  // root marking, in Compression's place
   labeling.rank();
   launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    final_labeling<Connectivity><<<blocks, threads, 0, stream>>>(
-        grid, first,
-        kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents.data(),
-                                                  labeling.root_bitmap(), labeling.words_before()});
+    launch_after_previous(
+        final_labeling<Connectivity>, blocks, threads, stream, grid, first,
+        kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents, labeling.root_bitmap(),
+                                                  labeling.words_before()});
   });
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();

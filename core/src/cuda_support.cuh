@@ -57,12 +57,14 @@ void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t sl
 }
 
 // Programmatic dependent launch (compute capability 9.0 on): a kernel launched by
-// launch_after_previous() may have its blocks scheduled while the kernel before it on the stream
-// finishes, once every block of that one has called let_next_kernel_launch() (or exited); they
-// wait in wait_for_previous_kernel() until it has completed and its writes are visible. That hides
-// the launch between two kernels and the last one's tail: a few microseconds a step, where RUF
-// labels a 256^3 volume in five steps of 5-30 us (bench/NOTES.md, RUF-14). Elsewhere both device
-// functions do nothing and the launch is an ordinary one.
+// launch_after_previous() is launched while the kernel before it on the stream finishes (once
+// all of that one's warps have exited, before its grid completes), and its threads wait in
+// wait_for_previous_kernel() until that grid has completed and its writes are visible. That hides
+// the launch between two kernels: 3-6 us a labeling for RUF and UFB, where RUF labels a 256^3
+// volume in five steps of 5-30 us. Triggering the launch earlier, at the start of each block
+// (griddepcontrol.launch_dependents), made UFB's root marking 50 % slower at 512^3
+// (bench/NOTES.md, RUF-14). Elsewhere wait_for_previous_kernel() does nothing and the launch is an
+// ordinary one.
 bool programmatic_launch_supported();
 
 __device__ inline void wait_for_previous_kernel() {
@@ -71,18 +73,12 @@ __device__ inline void wait_for_previous_kernel() {
 #endif
 }
 
-__device__ inline void let_next_kernel_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
-
 template <class... Parameters, class... Arguments>
-void launch_after_previous(void (*kernel)(Parameters...), unsigned blocks, unsigned threads,
+void launch_after_previous(void (*kernel)(Parameters...), dim3 blocks, dim3 threads,
                            cudaStream_t stream, Arguments&&... arguments) {
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
+  config.gridDim = blocks;
+  config.blockDim = threads;
   config.stream = stream;
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -163,6 +159,19 @@ struct ClearSpan {
   std::uint32_t* words;
   std::uint64_t count;
 };
+
+// Zeroes `span` with every thread of the launch (one launch of launch_in_slabs: give the others an
+// empty span).
+__device__ inline void zero_by_grid(ClearSpan span) {
+  const std::uint64_t threads =
+      std::uint64_t{gridDim.x} * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+  const std::uint64_t block =
+      (std::uint64_t{blockIdx.z} * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const std::uint64_t first = block * blockDim.x * blockDim.y * blockDim.z +
+                              threadIdx.y * blockDim.x + threadIdx.x +
+                              std::uint64_t{threadIdx.z} * blockDim.x * blockDim.y;
+  for (std::uint64_t i = first; i < span.count; i += threads) span.words[i] = 0;
+}
 
 // The device side of raster_rank.h for one labeling: the root bitmap, the ranks of its words
 // (an exclusive scan in one kernel, raster_rank.cu) and the labeler's scratch, in one

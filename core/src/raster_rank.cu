@@ -87,7 +87,6 @@ __global__ void __launch_bounds__(kScanThreads)
   __shared__ std::uint32_t tile;
   __shared__ std::uint32_t tiles_before;
   wait_for_previous_kernel();
-  let_next_kernel_launch();
   if (threadIdx.x == 0) tile = atomicAdd(next_tile, 1u);
   __syncthreads();
 
