@@ -284,10 +284,10 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
   const QuadLaunch row_quads = quad_launch(grid, kRowsPerThread);
-  launch_after_previous(final_labeling, blocks_for(row_quads.threads), kThreads, stream, grid,
-                        row_quads,
-                        kernels3d::RufFinalLabeling{words, labels, parents, labeling.root_bitmap(),
-                                                    labeling.words_before()});
+  launch_after_previous(
+      final_labeling, blocks_for(row_quads.threads), kThreads, stream, grid, row_quads,
+      kernels3d::RufFinalLabeling{words, labels, parents, labeling.root_bitmap(),
+                                  labeling.words_before(), labeling.evict_labels_first()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
 }

@@ -222,8 +222,9 @@ VOLCCL_HD std::uint32_t mask_word(const std::uint8_t* mask, const RunGrid& grid,
 #if defined(__CUDA_ARCH__)
     // Two 16-byte loads where aligned: Initialization is bound by memory.
     if (reinterpret_cast<std::uintptr_t>(bytes) % 16 == 0) {
-      const uint4 low = *reinterpret_cast<const uint4*>(bytes);
-      const uint4 high = *reinterpret_cast<const uint4*>(bytes + 16);
+      // Evict-first: only this step reads the mask.
+      const uint4 low = __ldcs(reinterpret_cast<const uint4*>(bytes));
+      const uint4 high = __ldcs(reinterpret_cast<const uint4*>(bytes + 16));
       const std::uint32_t parts[8] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
       VOLCCL_UNROLL
       for (int p = 0; p < 8; ++p) bits |= detail::nonzero_byte_bits(parts[p]) << (4 * p);
@@ -584,6 +585,7 @@ struct RufFinalLabeling {
   const std::uint32_t* parents;
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;
+  bool evict_first = false;  // on the GPU, store the labels evict-first (DeviceLabeling)
 
   // The labels of the quad's voxels (loads only, so that a thread's quads overlap).
   VOLCCL_HD void labels_of(const RunGrid& grid, std::uint32_t row, std::uint32_t w,
@@ -611,7 +613,13 @@ struct RufFinalLabeling {
     const std::uint64_t first = std::uint64_t{row} * grid.nx + x0;
 #if defined(__CUDA_ARCH__)
     if (x0 + kQuadVoxels <= grid.nx && reinterpret_cast<std::uintptr_t>(labels + first) % 16 == 0) {
-      *reinterpret_cast<uint4*>(labels + first) = make_uint4(out[0], out[1], out[2], out[3]);
+      auto* const address = reinterpret_cast<uint4*>(labels + first);
+      const uint4 quad = make_uint4(out[0], out[1], out[2], out[3]);
+      if (evict_first) {
+        __stcs(address, quad);
+      } else {
+        *address = quad;
+      }
       return;
     }
 #endif

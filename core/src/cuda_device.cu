@@ -97,17 +97,19 @@ cudaMemPool_t memory_pool() {
 
 }  // namespace
 
-bool programmatic_launch_supported() {
+const DeviceTraits& device_traits() {
   static std::mutex mutex;
-  static std::unordered_map<int, bool> supported;
+  static std::unordered_map<int, DeviceTraits> traits;
   int device = 0;
   VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mutex);
-  auto found = supported.find(device);
-  if (found != supported.end()) return found->second;
-  int major = 0;
+  auto found = traits.find(device);
+  if (found != traits.end()) return found->second;
+  int major = 0, l2_bytes = 0;
   VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return supported.emplace(device, major >= 9).first->second;
+  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  return traits.emplace(device, DeviceTraits{major >= 9, static_cast<std::size_t>(l2_bytes)})
+      .first->second;
 }
 
 void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
@@ -176,7 +178,9 @@ DeviceLabeling::DeviceLabeling(Extent3 extent, const LabelOptions& options, cuda
     : stream_(stream),
       result_(started_result(options)),
       events_(stream, options.step_timings),
-      ranking_(keys != 0 ? keys : extent.voxel_count(), stream, scratch.bytes) {
+      ranking_(keys != 0 ? keys : extent.voxel_count(), stream, scratch.bytes),
+      evict_labels_first_(extent.voxel_count() * sizeof(std::uint32_t) >
+                          device_traits().l2_cache_bytes) {
   result_.timings.allocation_ms = allocation_clock_.lap();
   if (clear == Clear::by_labeler) return;
   ranking_.clear();

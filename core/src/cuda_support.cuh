@@ -65,7 +65,13 @@ void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t sl
 // (griddepcontrol.launch_dependents), made UFB's root marking 50 % slower at 512^3
 // (bench/NOTES.md, RUF-14). Elsewhere wait_for_previous_kernel() does nothing and the launch is an
 // ordinary one.
-bool programmatic_launch_supported();
+
+// What the current device offers, read once per device.
+struct DeviceTraits {
+  bool programmatic_launch;  // compute capability 9.0 on
+  std::size_t l2_cache_bytes;
+};
+const DeviceTraits& device_traits();
 
 __device__ inline void wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -84,7 +90,7 @@ void launch_after_previous(void (*kernel)(Parameters...), dim3 blocks, dim3 thre
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &attribute;
-  config.numAttrs = programmatic_launch_supported() ? 1 : 0;
+  config.numAttrs = device_traits().programmatic_launch ? 1 : 0;
   VOLCCL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));
 }
 
@@ -217,6 +223,11 @@ class DeviceLabeling {
   std::uint32_t* root_bitmap() const { return ranking_.bitmap(); }
   const std::uint32_t* words_before() const { return ranking_.words_before(); }
   ClearSpan clear_span() const { return ranking_.clear_span(); }
+  // Whether FinalLabeling should store the labels evict-first: a label image larger than the L2
+  // cache cannot stay there, and its lines would evict the forest's and the ranking's, which
+  // FinalLabeling reads (RUF at 256^3: FinalLabeling 34 -> 28 us; on a 128^3 volume, whose labels
+  // fit, 7 -> 9 us; bench/NOTES.md, RUF-14).
+  bool evict_labels_first() const { return evict_labels_first_; }
   template <class T>
   T* scratch(std::size_t offset) const {
     return reinterpret_cast<T*>(static_cast<std::uint8_t*>(ranking_.scratch()) + offset);
@@ -239,6 +250,7 @@ class DeviceLabeling {
   StepEvents events_;
   StepClock allocation_clock_;  // started right before ranking_ allocates
   RootRanking ranking_;
+  bool evict_labels_first_;
 };
 
 }  // namespace volccl::detail
