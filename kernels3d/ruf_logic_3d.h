@@ -19,18 +19,20 @@
 // Steps: Initialization turns the mask into RowWords (the word's foreground bits and the runs
 // that start before it in its row), and unites the runs within each tile of rows (RunTiling: on
 // the GPU a thread block's rows, in shared memory), pointing every run at its tile's root. Merge,
-// a thread per word, makes the Unions between tiles. Both make the Unions of RunUnions: each run
+// a thread per word of the rows that touch another tile's (MergeRows), makes the Unions between
+// tiles. Both make the Unions of RunUnions: each run
 // with the runs it touches in the rows before it, one Union per overlap of two runs under 6,
 // also the corner contacts and the diagonal rows under 18, less the overlaps that contacts made
 // elsewhere already join. Compression points every run at its root and marks the roots;
 // FinalLabeling labels each word's voxels from its runs' roots.
 //
-// Measured (H100, bench/RESULTS.md and bench/NOTES.md "RUF", "RUF-11..13"): at 6, random 512^3
-// d 30 % takes 1.22 / 0.51 ms at granularity 1 / 8 against UFB's 1.55 / 1.14 and CuPy's 14.6 /
-// 5.9 (12.0x / 11.5x), connectomics 0.52 ms against 1.47; the tiles took 15 % off at granularity
-// 1. At 18 RUF wins at granularity 8 and on the real volumes, but at granularity 1 a warp's lanes
-// wait for the one with the most Unions and RUF takes twice UFB's time (whose 2x2x1 blocks take
-// the rows' contacts in), so `auto` takes RUF at 6 and UFB at 18.
+// Measured (H100, bench/RESULTS.md and bench/NOTES.md "RUF", "RUF-11..14"): at 6, random 512^3
+// d 30 % takes 1.12 / 0.47 ms at granularity 1 / 8 against UFB's 1.58 / 1.15 and CuPy's 15.0 /
+// 6.2 (13.3x / 13.0x), 256^3 0.174 / 0.086 ms (13.1x / 14.1x), connectomics 0.48 ms against
+// UFB's 1.44; the tiles took 15 % off at granularity 1. At 18 RUF wins at granularity 8 and on the
+// real volumes, but at granularity 1 a warp's lanes wait for the one with the most Unions and RUF
+// takes twice UFB's time (whose 2x2x1 blocks take the rows' contacts in), so `auto` takes RUF at 6
+// and UFB at 18.
 #pragma once
 
 #include <cstdint>
