@@ -23,9 +23,11 @@ constexpr std::uint32_t kThreadsY = 4;
 // gridDim.y is limited to 65535; taller images are launched in slabs of block rows.
 constexpr std::uint32_t kMaxSlabRows = 65535 * kThreadsY;
 
+// Each step launched programmatically (cuda_support.cuh): its threads wait for the step before.
 template <class Step>
 __global__ void for_each_block(BlockGrid grid, std::uint32_t first_row, std::uint32_t rows,
                                Step step) {
+  wait_for_previous_kernel();
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t row = blockIdx.y * blockDim.y + threadIdx.y;
   visit(step, grid, i < grid.blocks_x && row < rows, kernels2d::block_at(grid, i, first_row + row));
@@ -38,8 +40,7 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
     const std::uint32_t rows = std::min(kMaxSlabRows, grid.blocks_y - first);
     const dim3 blocks((grid.blocks_x + threads.x - 1) / threads.x,
                       (rows + threads.y - 1) / threads.y);
-    for_each_block<<<blocks, threads, 0, stream>>>(grid, first, rows, step);
-    VOLCCL_CUDA_CHECK(cudaGetLastError());
+    launch_after_previous(for_each_block<Step>, blocks, threads, stream, grid, first, rows, step);
   }
 }
 

@@ -14,8 +14,10 @@ namespace {
 
 using kernels3d::BlockGrid;
 
+// Each step launched programmatically (cuda_support.cuh): its threads wait for the step before.
 template <class Step>
 __global__ void for_each_block(BlockGrid grid, std::uint32_t first_layer, Step step) {
+  wait_for_previous_kernel();
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t j = blockIdx.y * blockDim.y + threadIdx.y;
   const std::uint32_t k = first_layer + blockIdx.z;
@@ -28,7 +30,8 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
   // voxel row it touches.
   launch_in_slabs(grid.blocks_x, grid.blocks_y, grid.blocks_z,
                   [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-                    for_each_block<<<blocks, threads, 0, stream>>>(grid, first, step);
+                    launch_after_previous(for_each_block<Step>, blocks, threads, stream, grid,
+                                          first, step);
                   });
 }
 
