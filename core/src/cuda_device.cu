@@ -73,43 +73,45 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
 
 namespace {
 
-// One pool per device, created on first use and kept for the process's life.
-cudaMemPool_t memory_pool() {
+// `make(device)` for the current device, made on first use and kept for the process's life
+// (each caller's Make its own table).
+template <class Value, class Make>
+Value once_per_device(Make make) {
   static std::mutex mutex;
-  static std::unordered_map<int, cudaMemPool_t> pools;
+  static std::unordered_map<int, Value> values;
   int device = 0;
   VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mutex);
-  auto found = pools.find(device);
-  if (found != pools.end()) return found->second;
-  cudaMemPoolProps properties{};
-  properties.allocType = cudaMemAllocationTypePinned;
-  properties.location.type = cudaMemLocationTypeDevice;
-  properties.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  VOLCCL_CUDA_CHECK(cudaMemPoolCreate(&pool, &properties));
-  std::uint64_t keep_everything = std::numeric_limits<std::uint64_t>::max();
-  VOLCCL_CUDA_CHECK(
-      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything));
-  pools.emplace(device, pool);
-  return pool;
+  auto found = values.find(device);
+  if (found == values.end()) found = values.emplace(device, make(device)).first;
+  return found->second;
+}
+
+// One pool per device.
+cudaMemPool_t memory_pool() {
+  return once_per_device<cudaMemPool_t>([](int device) {
+    cudaMemPoolProps properties{};
+    properties.allocType = cudaMemAllocationTypePinned;
+    properties.location.type = cudaMemLocationTypeDevice;
+    properties.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    VOLCCL_CUDA_CHECK(cudaMemPoolCreate(&pool, &properties));
+    std::uint64_t keep_everything = std::numeric_limits<std::uint64_t>::max();
+    VOLCCL_CUDA_CHECK(
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything));
+    return pool;
+  });
 }
 
 }  // namespace
 
-const DeviceTraits& device_traits() {
-  static std::mutex mutex;
-  static std::unordered_map<int, DeviceTraits> traits;
-  int device = 0;
-  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto found = traits.find(device);
-  if (found != traits.end()) return found->second;
-  int major = 0, l2_bytes = 0;
-  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  return traits.emplace(device, DeviceTraits{major >= 9, static_cast<std::size_t>(l2_bytes)})
-      .first->second;
+DeviceTraits device_traits() {
+  return once_per_device<DeviceTraits>([](int device) {
+    int major = 0, l2_bytes = 0;
+    VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    return DeviceTraits{major >= 9, static_cast<std::size_t>(l2_bytes)};
+  });
 }
 
 void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {

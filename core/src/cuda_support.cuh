@@ -71,7 +71,7 @@ struct DeviceTraits {
   bool programmatic_launch;  // compute capability 9.0 on
   std::size_t l2_cache_bytes;
 };
-const DeviceTraits& device_traits();
+DeviceTraits device_traits();
 
 __device__ inline void wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
