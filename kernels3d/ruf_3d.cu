@@ -226,13 +226,7 @@ QuadLaunch quad_launch(const RunGrid& grid, std::uint32_t rows_per_thread) {
 // 256^3, 2 threads a word instead of 8 took Merge from 20 to 16 us at granularity 8 and from 40
 // to 44 at granularity 1 (RUF-14).
 int merge_log2_parts(std::uint64_t words) {
-  int device = 0, sms = 0, threads_per_sm = 0;
-  VOLCCL_CUDA_CHECK(cudaGetDevice(&device));
-  VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  VOLCCL_CUDA_CHECK(
-      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const std::uint64_t enough = std::uint64_t{static_cast<std::uint32_t>(sms)} *
-                               static_cast<std::uint32_t>(threads_per_sm) / 2;
+  const std::uint64_t enough = device_traits().resident_threads / 2;
   int log2 = 0;
   while (log2 < 3 && (words << log2) < enough) ++log2;
   return log2;

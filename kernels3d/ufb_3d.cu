@@ -193,10 +193,10 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   labeling.end_step(&StepTimings::compression_ms);  // root marking, in Compression's place
   labeling.rank();
   launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    launch_after_previous(final_labeling<Connectivity>, blocks, threads, stream, grid, first,
-                          kernels3d::UfbFinalLabeling<Connectivity>{
-                              mask, labels, parents, labeling.root_bitmap(),
-                              labeling.words_before(), labeling.evict_labels_first()});
+    launch_after_previous(
+        final_labeling<Connectivity>, blocks, threads, stream, grid, first,
+        kernels3d::UfbFinalLabeling<Connectivity>{mask, labels, parents, labeling.root_bitmap(),
+                                                  labeling.words_before()});
   });
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();

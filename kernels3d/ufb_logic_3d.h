@@ -556,7 +556,6 @@ struct UfbFinalLabeling {
   std::uint32_t* parents;  // read only: the forest walked to the roots
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;
-  bool evict_first = false;  // on the GPU, store the labels evict-first (DeviceLabeling)
 
   // The parents to walk from, kNoPair for background: under 6 those of the top and the bottom
   // pair; under 18 that of the key pair in *top (the top pair's slot is read beside the mask, not
@@ -598,12 +597,7 @@ struct UfbFinalLabeling {
 #if defined(__CUDA_ARCH__)
       // One 8-byte store for an aligned pair: this step is bound by memory.
       if (whole_pairs && index % 2 == 0) {
-        auto* const address = reinterpret_cast<uint2*>(labels + index);
-        if (evict_first) {
-          __stcs(address, uint2{first, second});
-        } else {
-          *address = {first, second};
-        }
+        *reinterpret_cast<uint2*>(labels + index) = {first, second};
         continue;
       }
 #endif

@@ -107,10 +107,15 @@ cudaMemPool_t memory_pool() {
 
 DeviceTraits device_traits() {
   return once_per_device<DeviceTraits>([](int device) {
-    int major = 0, l2_bytes = 0;
+    int major = 0, l2_bytes = 0, sms = 0, threads_per_sm = 0;
     VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-    return DeviceTraits{major >= 9, static_cast<std::size_t>(l2_bytes)};
+    VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    VOLCCL_CUDA_CHECK(
+        cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    return DeviceTraits{major >= 9, static_cast<std::size_t>(l2_bytes),
+                        std::uint64_t{static_cast<std::uint32_t>(sms)} *
+                            static_cast<std::uint32_t>(threads_per_sm)};
   });
 }
 

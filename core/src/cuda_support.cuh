@@ -56,6 +56,14 @@ void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t sl
   }
 }
 
+// What the current device offers, read once per device.
+struct DeviceTraits {
+  bool programmatic_launch;  // compute capability 9.0 on
+  std::size_t l2_cache_bytes;
+  std::uint64_t resident_threads;  // multiprocessors times threads a multiprocessor
+};
+DeviceTraits device_traits();
+
 // Programmatic dependent launch (compute capability 9.0 on): a kernel launched by
 // launch_after_previous() is launched while the kernel before it on the stream finishes (once
 // all of that one's warps have exited, before its grid completes), and its threads wait in
@@ -65,14 +73,6 @@ void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t sl
 // (griddepcontrol.launch_dependents), made UFB's root marking 50 % slower at 512^3
 // (bench/NOTES.md, RUF-14). Elsewhere wait_for_previous_kernel() does nothing and the launch is an
 // ordinary one.
-
-// What the current device offers, read once per device.
-struct DeviceTraits {
-  bool programmatic_launch;  // compute capability 9.0 on
-  std::size_t l2_cache_bytes;
-};
-DeviceTraits device_traits();
-
 __device__ inline void wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

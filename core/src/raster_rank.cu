@@ -123,6 +123,11 @@ std::size_t scan_state_bytes(std::uint64_t words) {
   return (scan_tiles(words) * sizeof(unsigned long long) + sizeof(std::uint32_t) + 255) / 256 * 256;
 }
 
+// The scratch's offset: after words_before, rounded up to 256 bytes.
+std::size_t scratch_offset(std::size_t state_bytes, std::uint64_t words) {
+  return (state_bytes + (2 * words + 1) * sizeof(std::uint32_t) + 255) / 256 * 256;
+}
+
 // Pinned host memory for the component count, allocated once per host thread and mapped into the
 // device's address space, where the scan writes it: a copy enqueued after the scan cost the GPU a
 // few microseconds of idle time per labeling (bench/NOTES.md, RUF-14).
@@ -151,11 +156,6 @@ const PinnedCount& pinned_count() {
 
 }  // namespace
 
-// The scratch's offset: after words_before, rounded up to 256 bytes.
-std::size_t scratch_offset(std::size_t state_bytes, std::uint64_t words) {
-  return (state_bytes + (2 * words + 1) * sizeof(std::uint32_t) + 255) / 256 * 256;
-}
-
 RootRanking::RootRanking(std::uint64_t voxel_count, cudaStream_t stream, std::size_t scratch_bytes)
     : words_(rank_words(voxel_count)),
       stream_(stream),
@@ -172,8 +172,8 @@ ClearSpan RootRanking::clear_span() const {
 }
 
 void RootRanking::clear() {
-  VOLCCL_CUDA_CHECK(
-      cudaMemsetAsync(storage_.data(), 0, state_bytes_ + words_ * sizeof(std::uint32_t), stream_));
+  const ClearSpan span = clear_span();
+  VOLCCL_CUDA_CHECK(cudaMemsetAsync(span.words, 0, span.count * sizeof(std::uint32_t), stream_));
 }
 
 void RootRanking::scan() {
