@@ -307,22 +307,6 @@ struct RowViews {
 };
 
 // The Unions of the runs of a word (RowViews::own) with the runs they touch in the rows before it
-// that `rows` names (rows_before's bits): under 6 one Union per overlap of two runs (a maximal
-// stretch of columns foreground in both rows, which belongs to exactly one run of each) with the
-// rows above and behind; under 18 also the runs of those rows that touch only at a corner of the
-// x-extent (x+-1), and the overlaps with the rows above behind and below behind. Skipped
-// overlaps, each joined through contacts made for other overlaps (by induction on y: every
-// overlap of a row with the row behind it ends up joined, made or skipped):
-// - behind, where the first column q is foreground above and above behind: own ~ above (this
-//   word's overlap above), above ~ above behind (the row above's overlap behind), above behind ~
-//   behind (the row behind's overlap above);
-// - above behind (18), where q is foreground above: own ~ above ~ above behind;
-// - below behind (18), where q is foreground behind: own ~ behind ~ below behind (that row's
-//   overlap above).
-// Which of Initialization (in a tile) and Merge (between tiles) makes an overlap's Union does not
-// change whether it is made; a row the caller does not hold is empty and skips nothing.
-// `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
-// The Unions of the runs of a word (RowViews::own) with the runs they touch in the rows before it
 // that `rows` names (rows_before's bits), made one after the other by the calling thread: under
 // 6 one Union per overlap of two runs (a maximal stretch of columns foreground in both rows,
 // which belongs to exactly one run of each) with the rows above and behind; under 18 also the

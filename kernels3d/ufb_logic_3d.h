@@ -53,6 +53,9 @@ struct PairGrid {
   std::uint32_t pairs_x = 1;         // (nx + 1) / 2: pairs in a row, and blocks in a row
   std::uint32_t pair_slice = 1;      // pairs in a slice: pairs_x * ny
   std::uint32_t blocks_y = 1;        // rows of blocks in a slice
+  // Blocks whose first voxel lies in words_first..words_last read Merge's window as words
+  // (window_rows_readable).
+  std::uint32_t words_first = 1, words_last = 0;
 };
 
 inline PairGrid make_pair_grid(Extent3 extent) {
@@ -65,6 +68,11 @@ inline PairGrid make_pair_grid(Extent3 extent) {
   grid.pairs_x = (grid.nx + 1) / 2;
   grid.pair_slice = grid.pairs_x * grid.ny;
   grid.blocks_y = (grid.ny + kBlockRows - 1) / kBlockRows;
+  // From the window's first row (z - 1, y - 1, x - 1) to 8 bytes past the aligned start of its
+  // last (z, y + 1, x - 1), which begins row - 1 voxels after the block's first voxel.
+  const std::uint64_t voxels = std::uint64_t{grid.slice} * grid.nz;
+  grid.words_first = 1 + grid.row + grid.slice;
+  grid.words_last = static_cast<std::uint32_t>(voxels >= grid.row + 7u ? voxels - grid.row - 7 : 0);
   return grid;
 }
 
@@ -362,23 +370,29 @@ VOLCCL_HD std::uint32_t window_inside_volume(const PairGrid& grid, const PairBlo
   return (block.z > 0 ? layer : 0u) | (layer << 16);
 }
 
-// Whether the whole window lies inside the volume, with room for nonzero_bytes4's reads of up
-// to 4 bytes past each row of it.
+// Whether the whole window lies inside the volume.
 template <int Connectivity>
 VOLCCL_HD bool window_is_interior(const PairGrid& grid, const PairBlock& block) {
   return block.i > 0 && 2 * block.i + 2 < grid.nx && block.y > 0 && block.z > 0 &&
-         block.y + window_rows<Connectivity>() - 1 <= grid.ny &&
-         (block.y + kBlockRows < grid.ny || block.z + 1 < grid.nz);
+         block.y + window_rows<Connectivity>() - 1 <= grid.ny;
+}
+
+// Whether window_foreground may read the window's rows as words: the reads of nonzero_bytes4
+// stay inside the mask (make_pair_grid). That holds for almost every block, those at the volume's
+// x faces too: the positions there that wrap around to the next or the previous row are dropped
+// by `wanted`. Reading those blocks' windows a byte at a time kept two lanes busy in half of
+// Merge's warps at 256^3 (bench/NOTES.md, UFB-11).
+VOLCCL_HD bool window_rows_readable(const PairGrid& grid, const PairBlock& block) {
+  return block.voxel >= grid.words_first && block.voxel <= grid.words_last;
 }
 
 // Foreground of the window positions in `wanted`, which lie inside the volume.
 template <int Connectivity>
 VOLCCL_HD std::uint32_t window_foreground(const std::uint8_t* mask, const PairGrid& grid,
-                                          const PairBlock& block, bool interior,
-                                          std::uint32_t wanted) {
+                                          const PairBlock& block, std::uint32_t wanted) {
   // The wrap-around at the volume's low faces cancels for every position inside the volume.
   const std::uint32_t corner = block.voxel - 1 - grid.row - grid.slice;
-  if (interior) {
+  if (window_rows_readable(grid, block)) {
     // Whole rows of four voxels as words: far fewer instructions than a byte per position.
     std::uint32_t foreground = 0;
     for (std::uint32_t cy = 0; cy < window_rows<Connectivity>(); ++cy) {
@@ -486,7 +500,7 @@ struct UfbMerge {
     const std::uint32_t inside =
         interior ? 0xFFFFFFFFu : window_inside_volume<Connectivity>(grid, block);
     const std::uint32_t window =
-        window_foreground<Connectivity>(mask, grid, block, interior, (kLower | kOwn) & inside);
+        window_foreground<Connectivity>(mask, grid, block, (kLower | kOwn) & inside);
     const std::uint32_t own = window & kOwn;
     if (own == 0) return;
     const PairForest forest{parents};

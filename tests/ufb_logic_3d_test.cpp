@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <vector>
 
 #include "kernels3d/ufb_logic_3d.h"
 
@@ -174,6 +175,56 @@ TEST(UfbLogic3d, WindowKeysAndLowerBlocks) {
   }
 }
 
+// Merge's window read as words (window_rows_readable: the x faces' blocks too) gives every
+// position that Merge asks for the voxel's own foreground, and the words stay inside the mask,
+// for every block of small volumes whose rows are shorter than, equal to or longer than a word.
+// The mask is a vector of exactly the volume's size, so that a sanitizer sees any read past it.
+template <int Connectivity>
+void expect_window_foreground(Extent3 extent, std::mt19937& random) {
+  const PairGrid grid = kernels3d::make_pair_grid(extent);
+  const std::uint64_t voxels = std::uint64_t{grid.slice} * grid.nz;
+  std::vector<std::uint8_t> mask(voxels);
+  for (std::uint8_t& voxel : mask) voxel = random() % 2 ? static_cast<std::uint8_t>(random()) : 0;
+  for (std::uint32_t z = 0; z < grid.nz; ++z) {
+    for (std::uint32_t j = 0; j < grid.blocks_y; ++j) {
+      for (std::uint32_t i = 0; i < grid.pairs_x; ++i) {
+        const PairBlock block = kernels3d::pair_block_at(grid, i, j, z);
+        // What Merge asks for: the lower blocks' positions and the block's own, inside the volume.
+        const std::uint32_t wanted = (kernels3d::lower_window<Connectivity>() | 0x06600000u) &
+                                     kernels3d::window_inside_volume<Connectivity>(grid, block);
+        if (kernels3d::window_rows_readable(grid, block)) {
+          const std::uint64_t corner = std::uint64_t{block.voxel} - 1 - grid.row - grid.slice;
+          const std::uint64_t last = corner + grid.slice + kernels3d::kBlockRows * grid.row;
+          ASSERT_LE(corner, voxels);
+          ASSERT_LE((last & ~std::uint64_t{3}) + 8, voxels)
+              << "block " << i << "," << j << "," << z;
+        }
+        std::uint32_t expected = 0;
+        for (int p = 0; p < 32; ++p) {
+          const Position c = position(p);
+          const std::uint64_t x = 2 * i + c.x - 1, y = block.y + c.y - 1, vz = z + c.layer - 1;
+          if (((wanted >> p) & 1) && mask[(vz * grid.ny + y) * grid.nx + x] != 0) {
+            expected |= 1u << p;
+          }
+        }
+        ASSERT_EQ(kernels3d::window_foreground<Connectivity>(mask.data(), grid, block, wanted),
+                  expected)
+            << extent.x << "x" << extent.y << "x" << extent.z << " block " << i << "," << j << ","
+            << z;
+      }
+    }
+  }
+}
+
+TEST(UfbLogic3d, WindowForegroundAsWordsMatchesTheVoxels) {
+  std::mt19937 random(777);
+  for (const Extent3& extent :
+       {Extent3{1, 1, 1}, Extent3{3, 2, 2}, Extent3{4, 4, 3}, Extent3{7, 5, 3}, Extent3{8, 6, 2},
+        Extent3{1, 3, 4}, Extent3{2, 1, 3}, Extent3{9, 7, 5}, Extent3{16, 3, 3}}) {
+    expect_window_foreground<6>(extent, random);
+    expect_window_foreground<18>(extent, random);
+  }
+}
 // Every voxel of a lower neighbour block that touches one of the block's voxels lies in the
 // window's lower positions (else Merge would miss a contact).
 template <int Connectivity>
