@@ -27,14 +27,15 @@ constexpr std::uint32_t kRowsPerThread = 2;
 
 // Block row `r` of the thread's `Rows`: a warp covers one segment of a row of blocks
 // (blockDim.x == 32), the rows of a thread block follow each other, and the thread block covers
-// `Rows` such stretches of rows, one after the other.
+// `Rows` such stretches of rows, one after the other, in each of its slices (blockDim.z).
 template <std::uint32_t Rows>
 __device__ bool block_of_thread(const PairGrid& grid, std::uint32_t first_slice, std::uint32_t r,
                                 PairBlock* block) {
   const std::uint32_t i = blockIdx.x * kWarp + threadIdx.x;
   const std::uint32_t j = (blockIdx.y * Rows + r) * blockDim.y + threadIdx.y;
-  *block = kernels3d::pair_block_at(grid, i, j, first_slice + blockIdx.z);
-  return i < grid.pairs_x && j < grid.blocks_y;
+  const std::uint32_t z = first_slice + blockIdx.z * blockDim.z + threadIdx.z;
+  *block = kernels3d::pair_block_at(grid, i, j, z);
+  return i < grid.pairs_x && j < grid.blocks_y && z < grid.nz;
 }
 
 // Initialization under 18: the lanes of a warp vote which blocks touch their left neighbour and
@@ -153,8 +154,19 @@ __global__ void final_labeling(PairGrid grid, std::uint32_t first_slice,
 
 // Launches over every block, `Rows` rows of blocks a thread.
 template <std::uint32_t Rows, class Launch>
-void launch_over_slices(const PairGrid& grid, Launch launch) {
-  launch_in_slabs(grid.pairs_x, (grid.blocks_y + Rows - 1) / Rows, grid.nz, launch);
+void launch_over_slices(const PairGrid& grid, Launch launch, std::uint32_t depth = 1) {
+  launch_in_slabs(grid.pairs_x, (grid.blocks_y + Rows - 1) / Rows, grid.nz, launch, depth);
+}
+
+// Slices a thread block of Merge covers. Two under 18 when the device holds the blocks of eight
+// slices or more at once: Merge then reads the slice below a block from L1 more often, and
+// adjacent slices ran at the same time anyway (256^3: 167 against 179 us). Where fewer slices fit,
+// slices ran nearly one after the other, and two to a thread block made Merge slower (512^3 and
+// the connectomics volume, 5-10 %), as under 6 (bench/NOTES.md, UFB-12).
+template <int Connectivity>
+std::uint32_t merge_depth(const PairGrid& grid) {
+  const std::uint64_t slice_blocks = std::uint64_t{grid.pairs_x} * grid.blocks_y;
+  return Connectivity == 18 && 8 * slice_blocks <= device_traits().resident_threads ? 2 : 1;
 }
 
 template <int Connectivity>
@@ -181,10 +193,13 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
     }
   });
   labeling.end_step(&StepTimings::initialization_ms);
-  launch_over_slices<1>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    launch_after_previous(merge<Connectivity>, blocks, threads, stream, grid, first,
-                          kernels3d::UfbMerge<Connectivity>{mask, parents});
-  });
+  launch_over_slices<1>(
+      grid,
+      [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+        launch_after_previous(merge<Connectivity>, blocks, threads, stream, grid, first,
+                              kernels3d::UfbMerge<Connectivity>{mask, parents});
+      },
+      merge_depth<Connectivity>(grid));
   labeling.end_step(&StepTimings::merge_ms);
   launch_over_slices<kRowsPerThread>(grid, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     launch_after_previous(mark_roots, blocks, threads, stream, grid, first,

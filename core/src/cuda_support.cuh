@@ -41,16 +41,19 @@ void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what);
 // `columns` x `rows` x `slices` work items (voxels, quads, pairs or blocks), a warp per 32
 // consecutive items of a row. gridDim.z stops at 65535, so a deeper grid is launched in slabs:
 // launch(blocks, threads, first_slice) once per slab, its kernel adding first_slice to
-// blockIdx.z.
+// blockIdx.z. With `depth` > 1 a thread block covers that many slices (threadIdx.z), and the
+// last one may reach past the volume.
 constexpr std::uint32_t kLaunchRows = 4;
 template <class Launch>
-void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t slices,
-                     Launch launch) {
-  constexpr std::uint32_t kMaxSlices = 65535;
-  const dim3 threads(32, kLaunchRows);
-  for (std::uint32_t first = 0; first < slices; first += kMaxSlices) {
+void launch_in_slabs(std::uint32_t columns, std::uint32_t rows, std::uint32_t slices, Launch launch,
+                     std::uint32_t depth = 1) {
+  constexpr std::uint32_t kMaxBlocksZ = 65535;
+  const dim3 threads(32, kLaunchRows, depth);
+  const std::uint32_t slab = kMaxBlocksZ * depth;
+  for (std::uint32_t first = 0; first < slices; first += slab) {
+    const std::uint32_t slab_slices = std::min(slab, slices - first);
     const dim3 blocks((columns + 31) / 32, (rows + kLaunchRows - 1) / kLaunchRows,
-                      std::min(kMaxSlices, slices - first));
+                      (slab_slices + depth - 1) / depth);
     launch(blocks, threads, first);
     VOLCCL_CUDA_CHECK(cudaGetLastError());
   }
