@@ -14,7 +14,7 @@ using kernels3d::PairBlock;
 using kernels3d::PairGrid;
 
 // Thread blocks of kLaunchRows = 4 rows of blocks (cuda_support.cuh): 8 and 16 rows measured no
-// faster (bench/NOTES.md, UFB).
+// faster (bench/NOTES.md, UFB). Merge at 18 may take two slices a thread block (merge_depth).
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 static_assert(kernels3d::kBlocksPerSegment == kWarp, "a segment is a warp's blocks");
