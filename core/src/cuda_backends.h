@@ -59,4 +59,38 @@ cuda::DeviceMoments late_moments(const std::uint32_t* device_labels,
                                  std::uint32_t count, std::uint32_t* largest_unknown_label,
                                  void* stream);
 
+// The Late pass of a labeling, enqueued by the labeling itself after its final labeling and
+// before its host waits for the component count (DeviceLabeling::finish), so that the GPU goes
+// from one to the other without a round trip through the host, which cost small volumes more
+// than the pass (bench/NOTES.md, S-24). The count is then known only on the device, so the table
+// is sized for the most components with which late_moments clears the table (one per region:
+// the pass then needs no count on the host); where the count is larger, the pass does nothing
+// and finish() runs late_moments after the wait. Only for volumes of up to kMaxVoxels: on larger
+// ones the pass is long beside the round trip, and a pass that does nothing costs as much.
+class LateBeforeCount {
+ public:
+  static constexpr std::uint64_t kMaxVoxels = std::uint64_t{1} << 25;
+
+  LateBeforeCount(const std::uint32_t* device_labels, const std::uint8_t* device_mask,
+                  Extent3 extent, void* stream);
+  // Whether enqueue() will do anything: the volume is small enough.
+  bool wanted() const { return wanted_; }
+  // By the labeling, after its final labeling; `device_count`: the count in device memory.
+  void enqueue(const std::uint32_t* device_count);
+  // After the wait: the table, from the pass enqueued or, if it did nothing, from late_moments.
+  cuda::DeviceMoments finish(std::uint32_t count);
+  // Whether finish(count) has nothing left to run.
+  bool done(std::uint32_t count) const { return enqueued_ && count <= capacity_; }
+
+ private:
+  const std::uint32_t* labels_;
+  const std::uint8_t* mask_;
+  Extent3 extent_;
+  void* stream_;
+  bool wanted_;
+  std::uint32_t capacity_;
+  bool enqueued_ = false;
+  cuda::DeviceMoments table_;
+};
+
 }  // namespace volccl::detail

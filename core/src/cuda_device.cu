@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "backends.h"
 #include "cuda_backends.h"
@@ -171,6 +172,19 @@ void StepEvents::resolve() {
 
 namespace {
 
+// The Late pass that label_on_device wants the labeling it calls to enqueue before that
+// labeling's wait: a labeling runs on its caller's thread and makes one DeviceLabeling, which
+// takes it at construction (LateScope).
+thread_local LateBeforeCount* late_of_next_labeling = nullptr;
+
+class LateScope {
+ public:
+  explicit LateScope(LateBeforeCount* late) { late_of_next_labeling = late; }
+  ~LateScope() { late_of_next_labeling = nullptr; }
+  LateScope(const LateScope&) = delete;
+  LateScope& operator=(const LateScope&) = delete;
+};
+
 LabelResult started_result(const LabelOptions& options) {
   LabelResult result;
   result.backend_used = Backend::cuda;
@@ -187,7 +201,8 @@ DeviceLabeling::DeviceLabeling(Extent3 extent, const LabelOptions& options, cuda
       events_(stream, options.step_timings),
       ranking_(keys != 0 ? keys : extent.voxel_count(), stream, scratch.bytes),
       evict_labels_first_(extent.voxel_count() * sizeof(std::uint32_t) >
-                          device_traits().l2_cache_bytes) {
+                          device_traits().l2_cache_bytes),
+      late_(std::exchange(late_of_next_labeling, nullptr)) {
   result_.timings.allocation_ms = allocation_clock_.lap();
   if (clear == Clear::by_labeler) return;
   ranking_.clear();
@@ -205,6 +220,10 @@ std::uint32_t DeviceLabeling::wait_for_count() {
 }
 
 LabelResult DeviceLabeling::finish() {
+  if (late_ != nullptr && late_->wanted()) {
+    late_->enqueue(ranking_.count_on_device());
+    end_step(&StepTimings::statistics_ms);
+  }
   ranking_.release();
   events_.resolve();
   result_.component_count = ranking_.count();
@@ -249,20 +268,29 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options, void* stream,
                             cuda::DeviceMoments* moments) {
   const bool late = moments != nullptr && options.statistics_strategy == StatisticsStrategy::late;
-  LabelResult result = label_with_algorithm(device_mask, extent, device_labels, options, stream,
-                                            late ? nullptr : moments);
-  if (!late) return result;
+  if (!late) {
+    return label_with_algorithm(device_mask, extent, device_labels, options, stream, moments);
+  }
+  LateBeforeCount before_count(device_labels, device_mask, extent, stream);
+  LabelResult result;
+  {
+    const LateScope scope(&before_count);
+    result = label_with_algorithm(device_mask, extent, device_labels, options, stream, nullptr);
+  }
+  if (before_count.done(result.component_count)) {
+    *moments = before_count.finish(result.component_count);
+    return result;
+  }
   // The table's size is the component count, known only now.
   StepClock clock;
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   StepEvents events(cuda_stream, options.step_timings);
-  *moments =
-      late_moments(device_labels, device_mask, extent, result.component_count, nullptr, stream);
+  *moments = before_count.finish(result.component_count);
   double statistics_ms = 0;
   events.end_step(&statistics_ms);
   events.resolve();
   const double elapsed_ms = clock.lap();
-  result.timings.statistics_ms = options.step_timings ? statistics_ms : elapsed_ms;
+  result.timings.statistics_ms += options.step_timings ? statistics_ms : elapsed_ms;
   result.timings.total_ms += elapsed_ms;
   return result;
 }

@@ -199,6 +199,8 @@ class RootRanking {
   void release() { storage_.release(); }
   // Once the stream has passed scan().
   std::uint32_t count() const { return *static_cast<volatile std::uint32_t*>(host_count_); }
+  // The count in device memory, for kernels enqueued after scan() and before release().
+  const std::uint32_t* count_on_device() const { return words_before_ + words_; }
 
  private:
   std::uint64_t words_;
@@ -214,6 +216,8 @@ class RootRanking {
 // call, the root ranking (its allocation timed, its bitmap cleared as the first relabel step),
 // the step events, and the result they fill. A labeler launches its steps between end_step()
 // calls, ranks the roots it marked with rank(), and returns finish().
+class LateBeforeCount;  // cuda_backends.h
+
 class DeviceLabeling {
  public:
   // How the ranking is cleared: by a memset, or by the labeler's first kernel (clear_span()).
@@ -242,8 +246,9 @@ class DeviceLabeling {
   // After rank(): waits for the stream and returns the component count (what the fused
   // statistics need to size their table before the final labeling).
   std::uint32_t wait_for_count();
-  // Frees the ranking and the scratch on the stream, waits for it and returns the component
-  // count and the timings.
+  // Enqueues the Late pass that label_on_device asked for, if any (LateBeforeCount), frees the
+  // ranking and the scratch on the stream, waits for it and returns the component count and the
+  // timings.
   LabelResult finish();
 
  private:
@@ -254,6 +259,7 @@ class DeviceLabeling {
   StepClock allocation_clock_;  // started right before ranking_ allocates
   RootRanking ranking_;
   bool evict_labels_first_;
+  LateBeforeCount* late_;  // null unless label_on_device measures with Late
 };
 
 }  // namespace volccl::detail

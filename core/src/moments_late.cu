@@ -11,8 +11,9 @@
 // are mostly components of a few voxels, and atomics on the 16 moments of millions of rows cost
 // several times the labeling (bench/NOTES.md); a component crossing many regions costs one atomic
 // per moment and region. The bounding box decides without reading beyond the region, where reading
-// its one-voxel shell did (NOTES S-4). Also the device table of moments
-// (volccl::cuda::DeviceMoments).
+// its one-voxel shell did (NOTES S-4). After labeling, the labeling itself enqueues the pass
+// before it waits for its count (LateBeforeCount) where the volume is small. Also the device
+// table of moments (volccl::cuda::DeviceMoments).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -150,6 +151,9 @@ struct LateInput {
   bool whole_rows_aligned;
   std::uint32_t count;                   // labels above it are not rows of the table
   std::uint32_t* largest_unknown_label;  // may be null
+  // Not null: the component count, in device memory (LateBeforeCount); `count` is then the
+  // table's rows, and a larger component count leaves the pass to late_moments.
+  const std::uint32_t* device_count;
 };
 
 // A lane's 8 voxels in one pass: (x0, y, z) is the first, relative to the region's origin.
@@ -259,9 +263,13 @@ __device__ __forceinline__ void accumulate_lane(const LateInput& input, const Re
 
 // ClaimedRows take 74 registers unbounded (3 thread blocks an SM); bounded to 64 for 4, with a
 // few bytes spilled, they ran faster on the volumes of millions of components (NOTES S-9).
-template <class Rows>
+// kCountOnDevice: input.device_count is read (LateBeforeCount), a register the others do without.
+template <class Rows, bool kCountOnDevice = false>
 __global__ void __launch_bounds__(kThreads, 4)
     accumulate_moments(LateInput input, RegionGrid grid, Rows table) {
+  // Loaded before the masks are needed, so that its latency hides behind theirs and the clearing's.
+  std::uint32_t device_count = 0;
+  if constexpr (kCountOnDevice) device_count = *input.device_count;
   const std::uint32_t index = blockIdx.x;
   const std::uint32_t rest = grid.by_regions_x.quotient(index);
   const std::uint32_t x_begin = (index - rest * grid.regions_x) * kRegionWidth;
@@ -278,6 +286,10 @@ __global__ void __launch_bounds__(kThreads, 4)
   extern __shared__ unsigned char shared_bytes[];
   RegionMoments& region = *reinterpret_cast<RegionMoments*>(shared_bytes);
   region.clear();
+  if constexpr (kCountOnDevice) {
+    if (device_count > input.count) return;  // the whole block: late_moments runs after the wait
+    input.count = device_count;
+  }
   std::uint32_t passes_with_foreground = 0;
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
@@ -303,10 +315,37 @@ __global__ void __launch_bounds__(kThreads, 4)
 // Every 16-byte part of the table, padding included (a download copies whole records): zero but
 // for the bounding box minima, which start at the largest index. Whole parts, as the rows'
 // stores (4-byte stores cleared 400 MB at half the memory's bandwidth, NOTES S-6).
-__global__ void clear_moments(uint4* parts, std::uint64_t count) {
+// `device_count`, when not null, is the component count: only that many rows are cleared, and
+// none where the table has fewer.
+__global__ void clear_moments(uint4* parts, std::uint64_t count,
+                              const std::uint32_t* device_count) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (device_count != nullptr) count = *device_count <= count ? *device_count : 0;
   if (i >= count * kRowParts) return;
   parts[i] = row_parts_of_empty_row(static_cast<unsigned>(i % kRowParts));
+}
+
+LateInput late_input(const std::uint32_t* labels, const std::uint8_t* mask, const RegionGrid& grid,
+                     std::uint32_t count, std::uint32_t* largest_unknown_label,
+                     const std::uint32_t* device_count) {
+  const auto aligned = [](const void* pointer, std::uintptr_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+  };
+  return {labels,
+          mask,
+          grid.nx % kVoxelsPerLane == 0 && aligned(labels, 16) && aligned(mask, 8),
+          count,
+          largest_unknown_label,
+          device_count};
+}
+
+void clear_rows(ComponentMoments* rows, std::uint32_t count, const std::uint32_t* device_count,
+                cudaStream_t stream) {
+  if (count == 0) return;
+  const std::uint64_t parts = std::uint64_t{count} * kRowParts;
+  clear_moments<<<static_cast<unsigned>((parts + 255) / 256), 256, 0, stream>>>(
+      reinterpret_cast<uint4*>(rows), count, device_count);
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace
@@ -328,13 +367,8 @@ cuda::DeviceMoments late_moments(const std::uint32_t* device_labels,
     VOLCCL_CUDA_CHECK(
         cudaMemsetAsync(claims.data(), 0, std::size_t{count} * sizeof(std::uint32_t), cuda_stream));
   }
-  const auto aligned = [](const void* pointer, std::uintptr_t bytes) {
-    return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
-  };
-  const LateInput input{
-      device_labels, device_mask,
-      grid.nx % kVoxelsPerLane == 0 && aligned(device_labels, 16) && aligned(device_mask, 8), count,
-      largest_unknown_label};
+  const LateInput input =
+      late_input(device_labels, device_mask, grid, count, largest_unknown_label, nullptr);
   // At most 2^32 voxels in regions of 8192: gridDim.x's 2^31 - 1 is never reached.
   const auto regions = static_cast<unsigned>(grid.regions);
   if (claimed) {
@@ -346,6 +380,34 @@ cuda::DeviceMoments late_moments(const std::uint32_t* device_labels,
   }
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   return table;
+}
+
+LateBeforeCount::LateBeforeCount(const std::uint32_t* device_labels,
+                                 const std::uint8_t* device_mask, Extent3 extent, void* stream)
+    : labels_(device_labels),
+      mask_(device_mask),
+      extent_(extent),
+      stream_(stream),
+      wanted_(device_mask != nullptr && extent.voxel_count() <= kMaxVoxels),
+      capacity_(static_cast<std::uint32_t>(make_region_grid(extent).regions)) {}
+
+void LateBeforeCount::enqueue(const std::uint32_t* device_count) {
+  if (!wanted_) return;
+  const auto cuda_stream = static_cast<cudaStream_t>(stream_);
+  const RegionGrid grid = make_region_grid(extent_);
+  table_ = cuda::DeviceMoments::unwritten(capacity_, stream_);
+  clear_rows(table_.data(), capacity_, device_count, cuda_stream);
+  const LateInput input = late_input(labels_, mask_, grid, capacity_, nullptr, device_count);
+  accumulate_moments<AtomicRows, true><<<capacity_, kThreads, sizeof(RegionMoments), cuda_stream>>>(
+      input, grid, AtomicRows{table_.data()});
+  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  enqueued_ = true;
+}
+
+cuda::DeviceMoments LateBeforeCount::finish(std::uint32_t count) {
+  if (!done(count)) return late_moments(labels_, mask_, extent_, count, nullptr, stream_);
+  table_.size_ = count;
+  return std::move(table_);
 }
 
 }  // namespace detail
@@ -364,11 +426,7 @@ DeviceMoments::DeviceMoments(std::uint32_t count, void* stream, bool clear)
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   data_ = static_cast<ComponentMoments*>(detail::allocate_async(
       std::size_t{count} * sizeof(ComponentMoments), cuda_stream, "the component moments"));
-  if (count == 0 || !clear) return;
-  const std::uint64_t parts = std::uint64_t{count} * detail::kRowParts;
-  detail::clear_moments<<<static_cast<unsigned>((parts + 255) / 256), 256, 0, cuda_stream>>>(
-      reinterpret_cast<uint4*>(data_), count);
-  VOLCCL_CUDA_CHECK(cudaGetLastError());
+  if (clear) detail::clear_rows(data_, count, nullptr, cuda_stream);
 }
 
 DeviceMoments::~DeviceMoments() {

@@ -9,6 +9,10 @@
 #include "volccl/statistics.h"
 #include "volccl/types.h"
 
+namespace volccl::detail {
+class LateBeforeCount;
+}
+
 namespace volccl::cuda {
 
 // Labels `device_mask` into `device_labels` (both device memory, voxel_count() elements) on
@@ -39,6 +43,7 @@ class DeviceMoments {
   std::vector<ComponentMoments> to_host() const;
 
  private:
+  friend class detail::LateBeforeCount;  // sizes its table to the count once the count is known
   DeviceMoments(std::uint32_t count, void* stream, bool clear);
 
   ComponentMoments* data_ = nullptr;
