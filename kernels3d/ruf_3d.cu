@@ -9,6 +9,7 @@
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels3d/ruf_logic_3d.h"
+#include "kernels3d/ruf_statistics_3d.h"
 
 namespace volccl::detail {
 namespace {
@@ -236,9 +237,12 @@ unsigned blocks_for(std::uint64_t threads) {
   return static_cast<unsigned>((threads + kThreads - 1) / kThreads);
 }
 
+// `moments`: not null, the statistics from the runs (ruf_statistics_3d.cu), before the runs are
+// freed.
 template <int Connectivity>
 LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                      const LabelOptions& options, cudaStream_t stream_handle) {
+                      const LabelOptions& options, cudaStream_t stream_handle,
+                      cuda::DeviceMoments* moments) {
   const RunGrid grid = kernels3d::make_run_grid(extent);
   const std::uint64_t word_count = kernels3d::row_word_count(grid);
   // The rows' words and the union-find nodes (one per possible run) share the ranking's
@@ -277,22 +281,33 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
                         stream, grid, words, parents, labeling.root_bitmap());
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
+  if (moments != nullptr) labeling.mark_ranked();
   const QuadLaunch row_quads = quad_launch(grid, kRowsPerThread);
   launch_after_previous(
       final_labeling, blocks_for(row_quads.threads), kThreads, stream, grid, row_quads,
       kernels3d::RufFinalLabeling{words, labels, parents, labeling.root_bitmap(),
                                   labeling.words_before(), labeling.evict_labels_first()});
   labeling.end_step(&StepTimings::final_labeling_ms);
+  const RufRuns runs{grid, words, parents, labeling.root_bitmap(), labeling.words_before()};
+  if (moments != nullptr) {
+    // The count sizes the table: the host waits for the ranking only, while FinalLabeling runs.
+    *moments = ruf_run_moments(runs, labeling.count_when_ranked(), stream);
+    labeling.end_step(&StepTimings::statistics_ms);
+  } else {
+    labeling.measure_runs(runs);
+  }
   return labeling.finish();
 }
 
 }  // namespace
 
 LabelResult label_ruf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                              const LabelOptions& options, void* stream) {
+                              const LabelOptions& options, void* stream,
+                              cuda::DeviceMoments* moments) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  return options.connectivity == 6 ? label_ruf<6>(mask, extent, labels, options, cuda_stream)
-                                   : label_ruf<18>(mask, extent, labels, options, cuda_stream);
+  return options.connectivity == 6
+             ? label_ruf<6>(mask, extent, labels, options, cuda_stream, moments)
+             : label_ruf<18>(mask, extent, labels, options, cuda_stream, moments);
 }
 
 }  // namespace volccl::detail

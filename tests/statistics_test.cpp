@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -338,6 +339,36 @@ TEST(DeviceStatistics, TablesStayOnTheDeviceAndMatchTheHost) {
     ASSERT_TRUE(tables_equal(
         expected,
         cuda::measure(device_labels.data(), volume.extent, result.component_count).to_host()));
+  }
+}
+
+// RUF measures from its runs. On volumes up to 2^25 voxels the pass is enqueued before the count
+// is known (the Statistics tests above); on larger ones RUF waits for the count first: rows
+// claimed by their first piece at 5 % (more components than the pass's regions), a cleared
+// table at 60 %, granularity 8. The moments are checked against the voxel sums of the labels,
+// which the Statistics tests check against the reference labeler.
+TEST(DeviceStatistics, RufRunsOfVolumesAboveTwoToThe25Voxels) {
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extent{330, 322, 316};  // 33.6 M voxels, odd sizes
+  ASSERT_GT(extent.voxel_count(), std::uint64_t{1} << 25);
+  std::uint32_t volume_seed = seed;
+  for (const auto& [density, granularity] : {std::pair{0.05, 1u}, std::pair{0.6, 8u}}) {
+    const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
+    for (int connectivity : {6, 18}) {
+      LabelOptions options;
+      options.algorithm = Algorithm::ruf;
+      options.backend = Backend::cuda;
+      options.connectivity = connectivity;
+      std::vector<std::uint32_t> labels(extent.voxel_count(), kPoison);
+      std::vector<ComponentMoments> moments(3);  // replaced
+      const LabelResult result =
+          label(volume.voxels.data(), extent, labels.data(), moments, options);
+      ASSERT_EQ(*std::max_element(labels.begin(), labels.end()), result.component_count);
+      ASSERT_TRUE(tables_equal(voxel_sums(labels, extent, result.component_count), moments))
+          << "density " << density << ", connectivity " << connectivity;
+    }
   }
 }
 #endif

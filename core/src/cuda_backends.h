@@ -2,17 +2,30 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
+#include "kernels3d/ruf_logic_3d.h"
 #include "volccl/cuda.h"
 #include "volccl/types.h"
 
 namespace volccl::detail {
 
+// What RUF leaves once its roots are ranked: the rows' words, every run pointing at its root, and
+// the ranking of the roots.
+struct RufRuns {
+  kernels3d::RunGrid grid;
+  const kernels3d::RowWord* words;
+  const std::uint32_t* parents;
+  const std::uint32_t* root_bitmap;
+  const std::uint32_t* words_before;
+};
+
 // One per family and dimension; `stream` is a cudaStream_t and options.algorithm is resolved
 // (not automatic). The 3D ones are in kernels3d/, the 2D ones (extent.z == 1, connectivity 4
 // or 8) in kernels2d/.
 // The block labelers, LE and TM gather the moments into `moments` when it is not null and
-// options.statistics_strategy is fused or early.
+// options.statistics_strategy is fused or early; RUF gathers them from its runs when it is not
+// null (the Late strategy: label_on_device passes it then).
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
                                   void* stream, cuda::DeviceMoments* moments);
@@ -24,7 +37,7 @@ LabelResult label_ufb_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                               void* stream);
 LabelResult label_ruf_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                               std::uint32_t* device_labels, const LabelOptions& options,
-                              void* stream);
+                              void* stream, cuda::DeviceMoments* moments);
 LabelResult label_buf_bke_2d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
                                   void* stream, cuda::DeviceMoments* moments);
@@ -75,6 +88,9 @@ class LateBeforeCount {
                   Extent3 extent, void* stream);
   // Whether enqueue() will do anything: the volume is small enough.
   bool wanted() const { return wanted_; }
+  // By RUF before enqueue(): measure from its runs (kernels3d/ruf_statistics_3d.cu), not from
+  // the label image.
+  void use_runs(const RufRuns& runs);
   // By the labeling, after its final labeling; `device_count`: the count in device memory.
   void enqueue(const std::uint32_t* device_count);
   // After the wait: the table, from the pass enqueued or, if it did nothing, from late_moments.
@@ -89,6 +105,7 @@ class LateBeforeCount {
   void* stream_;
   bool wanted_;
   std::uint32_t capacity_;
+  std::optional<RufRuns> runs_;
   bool enqueued_ = false;
   cuda::DeviceMoments table_;
 };

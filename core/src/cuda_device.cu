@@ -214,8 +214,28 @@ void DeviceLabeling::rank() {
   end_step(&StepTimings::relabel_ms);
 }
 
+DeviceLabeling::~DeviceLabeling() {
+  if (ranked_ != nullptr) cudaEventDestroy(ranked_);
+}
+
 std::uint32_t DeviceLabeling::wait_for_count() {
   VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return ranking_.count();
+}
+
+void DeviceLabeling::measure_runs(const RufRuns& runs) {
+  if (late_ != nullptr && late_->wanted()) late_->use_runs(runs);
+}
+
+void DeviceLabeling::mark_ranked() {
+  if (ranked_ == nullptr) {
+    VOLCCL_CUDA_CHECK(cudaEventCreateWithFlags(&ranked_, cudaEventDisableTiming));
+  }
+  VOLCCL_CUDA_CHECK(cudaEventRecord(ranked_, stream_));
+}
+
+std::uint32_t DeviceLabeling::count_when_ranked() {
+  VOLCCL_CUDA_CHECK(cudaEventSynchronize(ranked_));
   return ranking_.count();
 }
 
@@ -244,7 +264,7 @@ LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent
     case Algorithm::ufb:
       return label_ufb_3d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ruf:
-      return label_ruf_3d_cuda(device_mask, extent, device_labels, options, stream);
+      return label_ruf_3d_cuda(device_mask, extent, device_labels, options, stream, moments);
     case Algorithm::ke:
       return label_uf_ke_2d_cuda(device_mask, extent, device_labels, options, stream);
     case Algorithm::ha4:
@@ -272,6 +292,11 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
     return label_with_algorithm(device_mask, extent, device_labels, options, stream, moments);
   }
   LateBeforeCount before_count(device_labels, device_mask, extent, stream);
+  // RUF measures from its runs (kernels3d/ruf_statistics_3d.cu): through before_count where it
+  // runs, else itself once it knows the count.
+  if (options.algorithm == Algorithm::ruf && !before_count.wanted()) {
+    return label_with_algorithm(device_mask, extent, device_labels, options, stream, moments);
+  }
   LabelResult result;
   {
     const LateScope scope(&before_count);

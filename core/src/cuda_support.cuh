@@ -108,6 +108,8 @@ class DeviceBuffer {
   ~DeviceBuffer() {
     if (data_ != nullptr) cudaFreeAsync(data_, stream_);
   }
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(other.count_), stream_(other.stream_) {}
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
@@ -217,6 +219,7 @@ class RootRanking {
 // the step events, and the result they fill. A labeler launches its steps between end_step()
 // calls, ranks the roots it marked with rank(), and returns finish().
 class LateBeforeCount;  // cuda_backends.h
+struct RufRuns;
 
 class DeviceLabeling {
  public:
@@ -226,6 +229,9 @@ class DeviceLabeling {
   // arrays, allocated with the ranking.
   DeviceLabeling(Extent3 extent, const LabelOptions& options, cudaStream_t stream,
                  std::uint64_t keys = 0, Scratch scratch = {}, Clear clear = Clear::by_memset);
+  ~DeviceLabeling();
+  DeviceLabeling(const DeviceLabeling&) = delete;
+  DeviceLabeling& operator=(const DeviceLabeling&) = delete;
   cudaStream_t stream() const { return stream_; }
   std::uint32_t* root_bitmap() const { return ranking_.bitmap(); }
   const std::uint32_t* words_before() const { return ranking_.words_before(); }
@@ -246,6 +252,12 @@ class DeviceLabeling {
   // After rank(): waits for the stream and returns the component count (what the fused
   // statistics need to size their table before the final labeling).
   std::uint32_t wait_for_count();
+  // RUF's runs, from which the Late pass that label_on_device asked for measures (if any).
+  void measure_runs(const RufRuns& runs);
+  // Right after rank(): marks the stream there, so that count_when_ranked() waits for the ranking
+  // alone and the GPU goes on with the steps enqueued after it.
+  void mark_ranked();
+  std::uint32_t count_when_ranked();
   // Enqueues the Late pass that label_on_device asked for, if any (LateBeforeCount), frees the
   // ranking and the scratch on the stream, waits for it and returns the component count and the
   // timings.
@@ -260,6 +272,7 @@ class DeviceLabeling {
   RootRanking ranking_;
   bool evict_labels_first_;
   LateBeforeCount* late_;  // null unless label_on_device measures with Late
+  cudaEvent_t ranked_ = nullptr;
 };
 
 }  // namespace volccl::detail

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda_support.cuh"
+#include "volccl/cuda.h"
 #include "volccl/detail/moments.h"
 #include "volccl/statistics.h"
 
@@ -110,6 +112,18 @@ struct ClaimedRows {
     add_atomically(row, absolute);
   }
 };
+
+// The global table of a pass over `regions` thread blocks' regions whose labels are connected
+// components, `count` of them: with more components than regions, rows left unwritten and
+// claimed by their first piece (ClaimedRows); otherwise cleared first, the claims' round trip at
+// the end of every region costing more than the clearing of a few thousand rows (NOTES S-9).
+// moments_late.cu.
+struct ComponentTable {
+  cuda::DeviceMoments rows;
+  DeviceBuffer<std::uint32_t> claims;  // a word a row, zeroed; empty unless claimed
+  bool claimed() const { return claims.size() != 0; }
+};
+ComponentTable component_table(std::uint32_t count, std::uint64_t regions, cudaStream_t stream);
 
 // Moments relative to `origin` (moments.h) from absolute ones (or the reverse with to_absolute):
 // with s = sum of x, sum (x - o)^2 = sum x^2 - 2 o s + n o^2, and so on; the unsigned arithmetic
@@ -217,8 +231,15 @@ struct RegionBox {
   }
 };
 
-// A thread block's moments by label, in shared memory: open addressing with linear probing
-// on the label's Fibonacci hash. A label that finds no free slot within kProbes goes straight to
+// The table's keys are labels (KeysAreLabels), or keys that a functor turns into labels when a
+// row goes to the global table: RUF's pass keys its table by root run and ranks only the roots
+// that reach the flush (kernels3d/ruf_statistics_3d.cu).
+struct KeysAreLabels {
+  __device__ std::uint32_t operator()(std::uint32_t key) const { return key; }
+};
+
+// A thread block's moments by key, in shared memory: open addressing with linear probing
+// on the key's Fibonacci hash. A label that finds no free slot within kProbes goes straight to
 // the global table. kSlots is a power of two, about twice the labels a thread block expects.
 // The sums are relative to the thread block's origin; kNarrow: every sum over the thread block
 // fits 32 bits, so one plain 32-bit atomic each and no high words.
@@ -227,7 +248,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
   static constexpr int kProbes = 16;
   static_assert((kSlots & (kSlots - 1)) == 0, "kSlots must be a power of two");
 
-  std::uint32_t label[kSlots];   // 0: free
+  std::uint32_t keys[kSlots];    // 0: free
   std::uint32_t count[kSlots];   // a thread block holds fewer than 2^32 voxels
   std::uint32_t low[9][kSlots];  // sums of x, y, z, then xx, yy, zz, xy, xz, yz: low words
   std::uint32_t min[3][kSlots];
@@ -236,7 +257,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
   // By every thread of the block; __syncthreads() follows.
   __device__ void clear() {
     for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
-      label[s] = 0;
+      keys[s] = 0;
       count[s] = 0;
       for (int f = 0; f < 9; ++f) low[f][s] = 0;
       if constexpr (!kNarrow) {
@@ -255,13 +276,13 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
     return (key * 2654435769u) >> (32 - log2_slots);
   }
 
-  // `m` relative to `origin`.
-  template <class Rows>
-  __device__ void add(std::uint32_t key, const Moments& m, const Origin& origin,
-                      const Rows& global) {
+  // `m` relative to `origin`; `key` is not 0.
+  template <class Rows, class Labels = KeysAreLabels>
+  __device__ void add(std::uint32_t key, const Moments& m, const Origin& origin, const Rows& global,
+                      const Labels& label_of = {}) {
     std::uint32_t s = home(key);
     for (int probe = 0; probe < kProbes; ++probe) {
-      const std::uint32_t held = atomicCAS(&label[s], 0u, key);
+      const std::uint32_t held = atomicCAS(&keys[s], 0u, key);
       if (held == 0 || held == key) {
         atomicAdd(&count[s], static_cast<std::uint32_t>(m.count));
         for (int f = 0; f < 9; ++f) add_sum(f, s, f < 3 ? m.sum[f] : m.sum_products[f - 3]);
@@ -273,7 +294,7 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
       }
       s = (s + 1) & (kSlots - 1);
     }
-    global.add(key, to_absolute(m, origin));
+    global.add(label_of(key), to_absolute(m, origin));
   }
 
   __device__ void add_sum(int field, std::uint32_t s, std::uint64_t value) {
@@ -286,10 +307,11 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
 
   // By every thread of the block after a __syncthreads(). `box`: the region whose every voxel was
   // added; the rows of labels that lie wholly in it are stored without atomics.
-  template <class Rows>
-  __device__ void flush(const Rows& global, const Origin& origin, const RegionBox& box) const {
+  template <class Rows, class Labels = KeysAreLabels>
+  __device__ void flush(const Rows& global, const Origin& origin, const RegionBox& box,
+                        const Labels& label_of = {}) const {
     for (unsigned s = thread_rank(); s < kSlots; s += block_size()) {
-      if (label[s] == 0) continue;
+      if (keys[s] == 0) continue;
       Moments m;
       m.count = count[s];
       for (int f = 0; f < 9; ++f) {
@@ -306,10 +328,11 @@ struct SharedMoments : HighWords<kSlots, kNarrow> {
         m.max[a] = max[a][s];
       }
       const Moments absolute = to_absolute(m, origin);
+      const std::uint32_t row_label = label_of(keys[s]);
       if (box.holds_whole(absolute)) {
-        store_row(global.rows + label[s] - 1, absolute);
+        store_row(global.rows + row_label - 1, absolute);
       } else {
-        global.add(label[s], absolute);
+        global.add(row_label, absolute);
       }
     }
   }

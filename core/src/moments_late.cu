@@ -24,6 +24,7 @@
 
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
+#include "kernels3d/ruf_statistics_3d.h"
 #include "moments.cuh"
 #include "volccl/cuda.h"
 #include "volccl/detail/host_device.h"
@@ -355,30 +356,34 @@ cuda::DeviceMoments late_moments(const std::uint32_t* device_labels,
                                  std::uint32_t count, std::uint32_t* largest_unknown_label,
                                  void* stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  // Components, more than one a region: the claims replace the clearing of the rows (16 times
-  // their bytes). With fewer, the clearing costs less than the claims' round trip at the end of
-  // every region (NOTES S-9).
   const RegionGrid grid = make_region_grid(extent);
-  const bool claimed = device_mask != nullptr && count > grid.regions;
-  cuda::DeviceMoments table =
-      claimed ? cuda::DeviceMoments::unwritten(count, stream) : cuda::DeviceMoments(count, stream);
-  DeviceBuffer<std::uint32_t> claims(claimed ? count : 0, cuda_stream, "the rows' claims");
-  if (claimed) {
-    VOLCCL_CUDA_CHECK(
-        cudaMemsetAsync(claims.data(), 0, std::size_t{count} * sizeof(std::uint32_t), cuda_stream));
-  }
+  // Without the mask the labels need not be components: every piece is added by atomics.
+  ComponentTable table =
+      component_table(count, device_mask != nullptr ? grid.regions : count, cuda_stream);
   const LateInput input =
       late_input(device_labels, device_mask, grid, count, largest_unknown_label, nullptr);
   // At most 2^32 voxels in regions of 8192: gridDim.x's 2^31 - 1 is never reached.
   const auto regions = static_cast<unsigned>(grid.regions);
-  if (claimed) {
+  if (table.claimed()) {
     accumulate_moments<<<regions, kThreads, sizeof(RegionMoments), cuda_stream>>>(
-        input, grid, ClaimedRows{table.data(), claims.data()});
+        input, grid, ClaimedRows{table.rows.data(), table.claims.data()});
   } else {
     accumulate_moments<<<regions, kThreads, sizeof(RegionMoments), cuda_stream>>>(
-        input, grid, AtomicRows{table.data()});
+        input, grid, AtomicRows{table.rows.data()});
   }
   VOLCCL_CUDA_CHECK(cudaGetLastError());
+  return std::move(table.rows);
+}
+
+ComponentTable component_table(std::uint32_t count, std::uint64_t regions, cudaStream_t stream) {
+  const bool claimed = count > regions;
+  ComponentTable table{
+      claimed ? cuda::DeviceMoments::unwritten(count, stream) : cuda::DeviceMoments(count, stream),
+      DeviceBuffer<std::uint32_t>(claimed ? count : 0, stream, "the rows' claims")};
+  if (claimed) {
+    VOLCCL_CUDA_CHECK(cudaMemsetAsync(table.claims.data(), 0,
+                                      std::size_t{count} * sizeof(std::uint32_t), stream));
+  }
   return table;
 }
 
@@ -391,12 +396,22 @@ LateBeforeCount::LateBeforeCount(const std::uint32_t* device_labels,
       wanted_(device_mask != nullptr && extent.voxel_count() <= kMaxVoxels),
       capacity_(static_cast<std::uint32_t>(make_region_grid(extent).regions)) {}
 
+void LateBeforeCount::use_runs(const RufRuns& runs) {
+  runs_ = runs;
+  capacity_ = ruf_run_regions(runs.grid);
+}
+
 void LateBeforeCount::enqueue(const std::uint32_t* device_count) {
   if (!wanted_) return;
   const auto cuda_stream = static_cast<cudaStream_t>(stream_);
   const RegionGrid grid = make_region_grid(extent_);
   table_ = cuda::DeviceMoments::unwritten(capacity_, stream_);
   clear_rows(table_.data(), capacity_, device_count, cuda_stream);
+  if (runs_) {
+    ruf_run_moments_before_count(*runs_, table_.data(), device_count, cuda_stream);
+    enqueued_ = true;
+    return;
+  }
   const LateInput input = late_input(labels_, mask_, grid, capacity_, nullptr, device_count);
   accumulate_moments<AtomicRows, true><<<capacity_, kThreads, sizeof(RegionMoments), cuda_stream>>>(
       input, grid, AtomicRows{table_.data()});
