@@ -174,19 +174,30 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   __syncthreads();
 
   const std::uint32_t x_in_region = (lane % kRegionWords) * kernels3d::kWordVoxels;
-  // A round a segment, its root loaded a round ahead: the loads of a word's segments would
-  // otherwise wait one after the other.
+  // A round takes a lane's next segment and those after it of the same root (a dense word's
+  // segments are mostly one component's), whose root loads then wait one after the other.
   std::uint32_t left = view.foreground;  // the segments not yet offered
-  Segment current = take_segment(left, view.foreground);
-  std::uint32_t current_key =
-      current.length != 0 ? input.parents[view.key_at(current.first)] + 1 : 0;
-  while (__any_sync(kFullWarp, current_key != 0)) {
-    const Segment next = take_segment(left, view.foreground);
-    const std::uint32_t next_key =
-        next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
+  Segment next = take_segment(left, view.foreground);
+  std::uint32_t next_key = next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
+  while (__any_sync(kFullWarp, next_key != 0)) {
+    const std::uint32_t current_key = next_key;
     const bool has = current_key != 0;
-    PackedSegmentSums sums =
-        segment_sums(x_in_region + static_cast<std::uint32_t>(current.first), current.length, y);
+    PackedSegmentSums sums{};
+    if (has) {
+      sums = segment_sums(x_in_region + static_cast<std::uint32_t>(next.first), next.length, y);
+      for (;;) {
+        next = take_segment(left, view.foreground);
+        next_key = next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
+        if (next_key != current_key) break;
+        const PackedSegmentSums more =
+            segment_sums(x_in_region + static_cast<std::uint32_t>(next.first), next.length, y);
+        sums.count_x += more.count_x;
+        sums.y_yy += more.y_yy;
+        sums.xx += more.xx;
+        sums.xy += more.xy;
+        sums.max_x = more.max_x;
+      }
+    }
     const unsigned group = __match_any_sync(kFullWarp, current_key);
     // As in the generic pass, only lanes that share a root reduce: a reduction over a partial
     // mask loops over the distinct masks of the lanes that call it (NOTES S-7).
@@ -201,8 +212,6 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
     if (has && lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1)) {
       region.add(current_key, region_moments(sums, group, z), origin, table, input.labels);
     }
-    current = next;
-    current_key = next_key;
   }
   __syncthreads();
 
