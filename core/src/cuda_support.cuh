@@ -214,13 +214,13 @@ class RootRanking {
   std::uint32_t* host_count_;  // pinned and mapped, one per host thread
 };
 
+class LateBeforeCount;  // cuda_backends.h
+struct RufRuns;
+
 // The frame of one labeling on the device, shared by every CUDA labeler: the clock of the whole
 // call, the root ranking (its allocation timed, its bitmap cleared as the first relabel step),
 // the step events, and the result they fill. A labeler launches its steps between end_step()
 // calls, ranks the roots it marked with rank(), and returns finish().
-class LateBeforeCount;  // cuda_backends.h
-struct RufRuns;
-
 class DeviceLabeling {
  public:
   // How the ranking is cleared: by a memset, or by the labeler's first kernel (clear_span()).
