@@ -3,7 +3,8 @@
 // Initialization gives each row a group of lanes (as many as its words, up to a warp), which scan
 // the runs' counts along the row with shuffles, and a block a tile of rows, united in shared
 // memory; Merge takes a thread per word (or part of one), Compression half a warp per row,
-// FinalLabeling a thread per four voxels.
+// FinalLabeling a thread per four voxels. With statistics, the Late pass over the runs
+// (ruf_statistics_3d.cu) runs before the runs are freed.
 #include <cstdint>
 
 #include "cuda_backends.h"

@@ -239,7 +239,7 @@ struct KeysAreLabels {
 };
 
 // A thread block's moments by key, in shared memory: open addressing with linear probing
-// on the key's Fibonacci hash. A label that finds no free slot within kProbes goes straight to
+// on the key's Fibonacci hash. A key that finds no free slot within kProbes goes straight to
 // the global table. kSlots is a power of two, about twice the labels a thread block expects.
 // The sums are relative to the thread block's origin; kNarrow: every sum over the thread block
 // fits 32 bits, so one plain 32-bit atomic each and no high words.
