@@ -22,23 +22,26 @@
 #include "cuda_support.cuh"
 #include "kernels3d/ruf_logic_3d.h"
 #include "kernels3d/ruf_statistics_3d.h"
+#include "kernels3d/ruf_statistics_logic_3d.h"
 #include "moments.cuh"
 #include "volccl/detail/raster_rank.h"
 
 namespace volccl::detail {
 namespace {
 
+using kernels3d::kSliceRows;
+using kernels3d::kSliceWords;
+using kernels3d::PackedSegmentSums;
 using kernels3d::RunGrid;
+using kernels3d::Segment;
 using kernels3d::WordView;
 
 constexpr unsigned kThreads = 256;
-constexpr std::uint32_t kRegionWords = 2;  // along x
-constexpr std::uint32_t kRegionRows = 16;  // along y
-constexpr std::uint32_t kRegionSlices = kThreads / 32;
-constexpr std::uint32_t kRegionWidth = kRegionWords * kernels3d::kWordVoxels;
+constexpr std::uint32_t kRegionSlices = kThreads / 32;  // a warp a slice
+constexpr std::uint32_t kRegionWidth = kSliceWords * kernels3d::kWordVoxels;
 constexpr int kSlots = 512;
 using RegionMoments = SharedMoments<kSlots, true>;
-static_assert(kRegionWords * kRegionRows == 32, "a warp takes one slice of its region");
+static_assert(kSliceWords * kSliceRows == 32, "a warp takes one slice of its region");
 
 struct RunRegions {
   std::uint32_t regions_x, regions_y;
@@ -48,8 +51,8 @@ struct RunRegions {
 
 RunRegions make_run_regions(const RunGrid& grid) {
   RunRegions regions;
-  regions.regions_x = (grid.words_x + kRegionWords - 1) / kRegionWords;
-  regions.regions_y = (grid.ny + kRegionRows - 1) / kRegionRows;
+  regions.regions_x = (grid.words_x + kSliceWords - 1) / kSliceWords;
+  regions.regions_y = (grid.ny + kSliceRows - 1) / kSliceRows;
   regions.count = std::uint64_t{regions.regions_x} * regions.regions_y *
                   ((grid.nz + kRegionSlices - 1) / kRegionSlices);
   regions.by_regions_x = Divisor(regions.regions_x, regions.count);
@@ -57,71 +60,12 @@ RunRegions make_run_regions(const RunGrid& grid) {
   return regions;
 }
 
-// A segment's sums relative to its warp's slice of the region (x < 64, y < 16; at most 1024
-// voxels a warp), packed so that the sums over a warp cannot carry from one field into the next:
-// count < 2^11 and sum x < 2^16; sum y < 2^14 and sum yy < 2^18; sum xx < 2^22; sum xy < 2^20.
-struct PackedSegmentSums {
-  std::uint32_t count_x;  // count | sum x << 11
-  std::uint32_t y_yy;     // sum y | sum yy << 14
-  std::uint32_t xx, xy;
-  std::uint32_t min_x, max_x;
-};
-
-// The voxels x0 .. x0 + n - 1 of row y of the slice: sum of i and i^2 over i < n in closed form.
-__device__ __forceinline__ PackedSegmentSums segment_sums(std::uint32_t x0, std::uint32_t n,
-                                                          std::uint32_t y) {
-  const std::uint32_t sum_i = n * (n - 1) / 2;
-  const std::uint32_t sum_ii = (n - 1) * n * (2 * n - 1) / 6;
-  const std::uint32_t sum_x = n * x0 + sum_i;
-  return {n | sum_x << 11,
-          n * y | (n * y * y) << 14,
-          n * x0 * x0 + 2 * x0 * sum_i + sum_ii,
-          sum_x * y,
-          x0,
-          x0 + n - 1};
-}
-
-// A segment of a word's foreground: a run's voxels in the word. Length 0: none left.
-struct Segment {
-  int first;
-  std::uint32_t length;
-};
-
-// The lowest segment of `left` (the foreground not yet taken), removed from it.
-__device__ __forceinline__ Segment take_segment(std::uint32_t& left, std::uint32_t foreground) {
-  if (left == 0) return {0, 0};
-  const int first = __ffs(static_cast<int>(left)) - 1;
-  const std::uint32_t after = ~(foreground >> first);
-  const std::uint32_t length =
-      after == 0 ? kernels3d::kWordVoxels - first : __ffs(static_cast<int>(after)) - 1;
-  left &= ~(kernels3d::bits_through(first + static_cast<int>(length) - 1) &
-            ~kernels3d::bits_through(first - 1));
-  return {first, length};
-}
-
-// A group's sums, relative to the slice, as moments relative to the region: slice z of it.
-// `group`: the lanes of the root, whose rows give the y bounds.
+// A group's sums as moments relative to the region: slice z of it; `group`, the lanes of the
+// root, whose rows give the y bounds.
 __device__ __forceinline__ Moments region_moments(const PackedSegmentSums& sums, unsigned group,
                                                   std::uint32_t z) {
-  const std::uint32_t n = sums.count_x & 0x7FFu, sum_x = sums.count_x >> 11;
-  const std::uint32_t sum_y = sums.y_yy & 0x3FFFu, sum_yy = sums.y_yy >> 14;
-  Moments m;
-  m.count = n;
-  m.sum[0] = sum_x;
-  m.sum[1] = sum_y;
-  m.sum[2] = n * z;
-  m.sum_products[0] = sums.xx;
-  m.sum_products[1] = sum_yy;
-  m.sum_products[2] = n * z * z;
-  m.sum_products[3] = sums.xy;
-  m.sum_products[4] = z * sum_x;
-  m.sum_products[5] = z * sum_y;
-  m.min[0] = sums.min_x;
-  m.max[0] = sums.max_x;
-  m.min[1] = (__ffs(static_cast<int>(group)) - 1) / kRegionWords;
-  m.max[1] = (31 - __clz(static_cast<int>(group))) / kRegionWords;
-  m.min[2] = m.max[2] = z;
-  return m;
+  return kernels3d::slice_moments(sums, (__ffs(static_cast<int>(group)) - 1) / kSliceWords,
+                                  (31 - __clz(static_cast<int>(group))) / kSliceWords, z);
 }
 
 // The region table's keys are root keys + 1 (0 marks a free slot); a row's label is its root's
@@ -156,11 +100,11 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   const std::uint32_t region_x = index - rest * input.regions.regions_x;
   const std::uint32_t region_z = input.regions.by_regions_y.quotient(rest);
   const std::uint32_t region_y = rest - region_z * input.regions.regions_y;
-  const Origin origin{region_x * kRegionWidth, region_y * kRegionRows, region_z * kRegionSlices};
+  const Origin origin{region_x * kRegionWidth, region_y * kSliceRows, region_z * kRegionSlices};
 
   const unsigned lane = threadIdx.x % 32;
-  const std::uint32_t z = threadIdx.x / 32, y = lane / kRegionWords;
-  const std::uint32_t w = region_x * kRegionWords + lane % kRegionWords;
+  const std::uint32_t z = threadIdx.x / 32, y = lane / kSliceWords;
+  const std::uint32_t w = region_x * kSliceWords + lane % kSliceWords;
   const bool inside = w < grid.words_x && origin.y + y < grid.ny && origin.z + z < grid.nz;
   const auto row = static_cast<std::uint32_t>(inside ? (origin.z + z) * grid.ny + origin.y + y : 0);
   const WordView view = inside ? kernels3d::view_word(input.words, grid, row, w) : WordView{};
@@ -173,29 +117,26 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   }
   __syncthreads();
 
-  const std::uint32_t x_in_region = (lane % kRegionWords) * kernels3d::kWordVoxels;
+  const std::uint32_t x_in_region = (lane % kSliceWords) * kernels3d::kWordVoxels;
   // A round takes a lane's next segment and those after it of the same root (a dense word's
   // segments are mostly one component's), whose root loads then wait one after the other.
   std::uint32_t left = view.foreground;  // the segments not yet offered
-  Segment next = take_segment(left, view.foreground);
+  Segment next = kernels3d::take_segment(left, view.foreground);
   std::uint32_t next_key = next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
   while (__any_sync(kFullWarp, next_key != 0)) {
     const std::uint32_t current_key = next_key;
     const bool has = current_key != 0;
     PackedSegmentSums sums{};
     if (has) {
-      sums = segment_sums(x_in_region + static_cast<std::uint32_t>(next.first), next.length, y);
+      sums = kernels3d::segment_sums(x_in_region + static_cast<std::uint32_t>(next.first),
+                                     next.length, y);
       for (;;) {
-        next = take_segment(left, view.foreground);
+        next = kernels3d::take_segment(left, view.foreground);
         next_key = next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
         if (next_key != current_key) break;
-        const PackedSegmentSums more =
-            segment_sums(x_in_region + static_cast<std::uint32_t>(next.first), next.length, y);
-        sums.count_x += more.count_x;
-        sums.y_yy += more.y_yy;
-        sums.xx += more.xx;
-        sums.xy += more.xy;
-        sums.max_x = more.max_x;
+        kernels3d::fold(
+            sums, kernels3d::segment_sums(x_in_region + static_cast<std::uint32_t>(next.first),
+                                          next.length, y));
       }
     }
     const unsigned group = __match_any_sync(kFullWarp, current_key);
@@ -218,7 +159,7 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   const RegionBox box{{static_cast<std::uint32_t>(origin.x), static_cast<std::uint32_t>(origin.y),
                        static_cast<std::uint32_t>(origin.z)},
                       {min(static_cast<std::uint32_t>(origin.x) + kRegionWidth, grid.nx),
-                       min(static_cast<std::uint32_t>(origin.y) + kRegionRows, grid.ny),
+                       min(static_cast<std::uint32_t>(origin.y) + kSliceRows, grid.ny),
                        min(static_cast<std::uint32_t>(origin.z) + kRegionSlices, grid.nz)},
                       {grid.nx, grid.ny, grid.nz},
                       true};

@@ -2,14 +2,18 @@
 // by chance: the key of the run at every column of a word, the neighbours' columns -1 and 32
 // included, and the runs of a row, against runs numbered by walking the row voxel by voxel;
 // and the foreground bits of a word against its mask bytes, for every row length around a
-// word's.
+// word's; and the statistics pass's segments and packed sums (ruf_statistics_logic_3d.h) against
+// the voxels' sums.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "kernels3d/ruf_logic_3d.h"
+#include "kernels3d/ruf_statistics_logic_3d.h"
+#include "volccl/detail/moments.h"
 
 namespace volccl::test {
 namespace {
@@ -207,6 +211,90 @@ TEST(RufLogic3d, MergeRowsCoverTheContactsBetweenTilesOnce) {
                                  std::pair{64u, 64u}, std::pair{9u, 17u}, std::pair{2u, 3u}}) {
       expect_merge_rows_cover_the_contacts_between_tiles<6>(nx, ny, nz);
       expect_merge_rows_cover_the_contacts_between_tiles<18>(nx, ny, nz);
+    }
+  }
+}
+
+// A warp's slice as the statistics pass sees it: lane l holds word l % 2 of row l / 2. Every
+// word is cut into segments that cover its foreground exactly, each a maximal run of its bits;
+// the packed sums of all segments, added as the warp's reduction adds them (some folded within
+// their lane first), unpack to the voxels' own sums relative to the slice. Full words in every
+// lane are the largest sums the packing must hold.
+TEST(RufLogic3d, SegmentsAndPackedSumsOfAWarpSliceMatchTheVoxels) {
+  std::mt19937 random(1729);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::uint32_t words[32];
+    for (std::uint32_t& word : words) {
+      const int kind = trial < 2 ? trial : static_cast<int>(random() % 4);
+      word = kind == 0 ? 0xFFFFFFFFu : kind == 1 ? 0u : kind == 2 ? random() : random() & random();
+    }
+    kernels3d::PackedSegmentSums total{0, 0, 0, 0, 0xFFFFFFFFu, 0};
+    detail::Moments expected = detail::no_moments();
+    std::uint32_t min_y = 0xFFFFFFFFu, max_y = 0;
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      const std::uint32_t x0 = (lane % kernels3d::kSliceWords) * kWordVoxels;
+      const std::uint32_t y = lane / kernels3d::kSliceWords;
+      std::uint32_t covered = 0;
+      std::uint32_t left = words[lane];
+      bool fold_next = false;
+      kernels3d::PackedSegmentSums lane_sums{};
+      for (kernels3d::Segment segment = kernels3d::take_segment(left, words[lane]);
+           segment.length != 0; segment = kernels3d::take_segment(left, words[lane])) {
+        const std::uint32_t bits =
+            kernels3d::bits_through(segment.first + static_cast<int>(segment.length) - 1) &
+            ~kernels3d::bits_through(segment.first - 1);
+        ASSERT_EQ(bits & words[lane], bits) << "a segment outside the foreground";
+        ASSERT_EQ(bits & covered, 0u) << "segments overlap";
+        ASSERT_FALSE(segment.first > 0 && ((words[lane] >> (segment.first - 1)) & 1u))
+            << "a segment that does not start its run in the word";
+        const std::uint32_t end = static_cast<std::uint32_t>(segment.first) + segment.length;
+        ASSERT_FALSE(end < kWordVoxels && ((words[lane] >> end) & 1u))
+            << "a segment that stops inside its run";
+        covered |= bits;
+        const kernels3d::PackedSegmentSums sums = kernels3d::segment_sums(
+            x0 + static_cast<std::uint32_t>(segment.first), segment.length, y);
+        if (fold_next) {
+          kernels3d::fold(lane_sums, sums);
+        } else {
+          if (lane_sums.count_x != 0) {  // the lane's earlier segments, as one offer
+            total.count_x += lane_sums.count_x;
+            total.y_yy += lane_sums.y_yy;
+            total.xx += lane_sums.xx;
+            total.xy += lane_sums.xy;
+            total.min_x = std::min(total.min_x, lane_sums.min_x);
+            total.max_x = std::max(total.max_x, lane_sums.max_x);
+          }
+          lane_sums = sums;
+        }
+        fold_next = (random() & 1u) != 0;
+      }
+      if (lane_sums.count_x != 0) {
+        total.count_x += lane_sums.count_x;
+        total.y_yy += lane_sums.y_yy;
+        total.xx += lane_sums.xx;
+        total.xy += lane_sums.xy;
+        total.min_x = std::min(total.min_x, lane_sums.min_x);
+        total.max_x = std::max(total.max_x, lane_sums.max_x);
+      }
+      ASSERT_EQ(covered, words[lane]) << "segments that miss foreground";
+      for (std::uint32_t i = 0; i < kWordVoxels; ++i) {
+        if (((words[lane] >> i) & 1u) == 0) continue;
+        detail::merge(expected, detail::run_moments(x0 + i, 1, y, 5));
+        min_y = std::min(min_y, y);
+        max_y = std::max(max_y, y);
+      }
+    }
+    if (expected.count == 0) continue;
+    const detail::Moments actual = kernels3d::slice_moments(total, min_y, max_y, 5);
+    ASSERT_EQ(actual.count, expected.count) << "trial " << trial;
+    for (int a = 0; a < 3; ++a) {
+      ASSERT_EQ(actual.sum[a], expected.sum[a]) << "trial " << trial << ", axis " << a;
+      ASSERT_EQ(actual.min[a], expected.min[a]) << "trial " << trial << ", axis " << a;
+      ASSERT_EQ(actual.max[a], expected.max[a]) << "trial " << trial << ", axis " << a;
+    }
+    for (int p = 0; p < 6; ++p) {
+      ASSERT_EQ(actual.sum_products[p], expected.sum_products[p])
+          << "trial " << trial << ", product " << p;
     }
   }
 }
