@@ -229,6 +229,16 @@ TEST(RufLogic3d, SegmentsAndPackedSumsOfAWarpSliceMatchTheVoxels) {
       word = kind == 0 ? 0xFFFFFFFFu : kind == 1 ? 0u : kind == 2 ? random() : random() & random();
     }
     kernels3d::PackedSegmentSums total{0, 0, 0, 0, 0xFFFFFFFFu, 0};
+    // A lane's offer added as the warp's reduction adds it (a lane without one offers nothing).
+    const auto offer = [&total](const kernels3d::PackedSegmentSums& sums) {
+      if (sums.count_x == 0) return;
+      total.count_x += sums.count_x;
+      total.y_yy += sums.y_yy;
+      total.xx += sums.xx;
+      total.xy += sums.xy;
+      total.min_x = std::min(total.min_x, sums.min_x);
+      total.max_x = std::max(total.max_x, sums.max_x);
+    };
     detail::Moments expected = detail::no_moments();
     std::uint32_t min_y = 0xFFFFFFFFu, max_y = 0;
     for (std::uint32_t lane = 0; lane < 32; ++lane) {
@@ -256,26 +266,12 @@ TEST(RufLogic3d, SegmentsAndPackedSumsOfAWarpSliceMatchTheVoxels) {
         if (fold_next) {
           kernels3d::fold(lane_sums, sums);
         } else {
-          if (lane_sums.count_x != 0) {  // the lane's earlier segments, as one offer
-            total.count_x += lane_sums.count_x;
-            total.y_yy += lane_sums.y_yy;
-            total.xx += lane_sums.xx;
-            total.xy += lane_sums.xy;
-            total.min_x = std::min(total.min_x, lane_sums.min_x);
-            total.max_x = std::max(total.max_x, lane_sums.max_x);
-          }
+          offer(lane_sums);  // the lane's earlier segments, as one offer
           lane_sums = sums;
         }
         fold_next = (random() & 1u) != 0;
       }
-      if (lane_sums.count_x != 0) {
-        total.count_x += lane_sums.count_x;
-        total.y_yy += lane_sums.y_yy;
-        total.xx += lane_sums.xx;
-        total.xy += lane_sums.xy;
-        total.min_x = std::min(total.min_x, lane_sums.min_x);
-        total.max_x = std::max(total.max_x, lane_sums.max_x);
-      }
+      offer(lane_sums);
       ASSERT_EQ(covered, words[lane]) << "segments that miss foreground";
       for (std::uint32_t i = 0; i < kWordVoxels; ++i) {
         if (((words[lane] >> i) & 1u) == 0) continue;

@@ -404,19 +404,18 @@ void LateBeforeCount::use_runs(const RufRuns& runs) {
 void LateBeforeCount::enqueue(const std::uint32_t* device_count) {
   if (!wanted_) return;
   const auto cuda_stream = static_cast<cudaStream_t>(stream_);
-  const RegionGrid grid = make_region_grid(extent_);
   table_ = cuda::DeviceMoments::unwritten(capacity_, stream_);
   clear_rows(table_.data(), capacity_, device_count, cuda_stream);
+  enqueued_ = true;
   if (runs_) {
     ruf_run_moments_before_count(*runs_, table_.data(), device_count, cuda_stream);
-    enqueued_ = true;
     return;
   }
+  const RegionGrid grid = make_region_grid(extent_);
   const LateInput input = late_input(labels_, mask_, grid, capacity_, nullptr, device_count);
   accumulate_moments<AtomicRows, true><<<capacity_, kThreads, sizeof(RegionMoments), cuda_stream>>>(
       input, grid, AtomicRows{table_.data()});
   VOLCCL_CUDA_CHECK(cudaGetLastError());
-  enqueued_ = true;
 }
 
 cuda::DeviceMoments LateBeforeCount::finish(std::uint32_t count) {
