@@ -156,24 +156,27 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   }
   __syncthreads();
 
-  const RegionBox box{{static_cast<std::uint32_t>(origin.x), static_cast<std::uint32_t>(origin.y),
-                       static_cast<std::uint32_t>(origin.z)},
-                      {min(static_cast<std::uint32_t>(origin.x) + kRegionWidth, grid.nx),
-                       min(static_cast<std::uint32_t>(origin.y) + kSliceRows, grid.ny),
-                       min(static_cast<std::uint32_t>(origin.z) + kRegionSlices, grid.nz)},
-                      {grid.nx, grid.ny, grid.nz},
-                      true};
-  region.flush(table, origin, box, input.labels);
+  region.flush(table, origin,
+               RegionBox::clipped(origin, kRegionWidth, kSliceRows, kRegionSlices, grid.nx, grid.ny,
+                                  grid.nz, true),
+               input.labels);
+}
+
+RunInput run_input(const RufRuns& runs, const std::uint32_t* device_count) {
+  return {runs.grid,
+          make_run_regions(runs.grid),
+          runs.words,
+          runs.parents,
+          RootLabels{runs.root_bitmap, runs.words_before},
+          device_count};
 }
 
 }  // namespace
 
 cuda::DeviceMoments ruf_run_moments(const RufRuns& runs, std::uint32_t count, cudaStream_t stream) {
-  const RunRegions regions = make_run_regions(runs.grid);
+  const RunInput input = run_input(runs, nullptr);
+  const RunRegions& regions = input.regions;
   ComponentTable table = component_table(count, regions.count, stream);
-  const RunInput input{
-      runs.grid, regions, runs.words, runs.parents, RootLabels{runs.root_bitmap, runs.words_before},
-      nullptr};
   // A region holds 8192 voxels: a 2^32-voxel volume has 2^19 regions, within gridDim.x.
   const auto blocks = static_cast<unsigned>(regions.count);
   if (table.claimed()) {
@@ -193,15 +196,9 @@ std::uint32_t ruf_run_regions(const RunGrid& grid) {
 
 void ruf_run_moments_before_count(const RufRuns& runs, ComponentMoments* rows,
                                   const std::uint32_t* device_count, cudaStream_t stream) {
-  const RunRegions regions = make_run_regions(runs.grid);
-  const RunInput input{runs.grid,
-                       regions,
-                       runs.words,
-                       runs.parents,
-                       RootLabels{runs.root_bitmap, runs.words_before},
-                       device_count};
+  const RunInput input = run_input(runs, device_count);
   accumulate_run_moments<AtomicRows, true>
-      <<<static_cast<unsigned>(regions.count), kThreads, sizeof(RegionMoments), stream>>>(
+      <<<static_cast<unsigned>(input.regions.count), kThreads, sizeof(RegionMoments), stream>>>(
           input, AtomicRows{rows});
   VOLCCL_CUDA_CHECK(cudaGetLastError());
 }

@@ -221,6 +221,18 @@ struct RegionBox {
   std::uint32_t begin[3], end[3], extent[3];
   bool components;
 
+  // The region of `size` voxels from `origin`, cut at the volume's far faces.
+  __device__ static RegionBox clipped(const Origin& origin, std::uint32_t size_x,
+                                      std::uint32_t size_y, std::uint32_t size_z, std::uint32_t nx,
+                                      std::uint32_t ny, std::uint32_t nz, bool components) {
+    const auto x = static_cast<std::uint32_t>(origin.x), y = static_cast<std::uint32_t>(origin.y),
+               z = static_cast<std::uint32_t>(origin.z);
+    return {{x, y, z},
+            {min(x + size_x, nx), min(y + size_y, ny), min(z + size_z, nz)},
+            {nx, ny, nz},
+            components};
+  }
+
   __device__ bool holds_whole(const Moments& absolute) const {
     if (!components) return false;
     for (int a = 0; a < 3; ++a) {

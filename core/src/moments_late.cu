@@ -304,13 +304,9 @@ __global__ void __launch_bounds__(kThreads, 4)
   }
   __syncthreads();
 
-  const RegionBox box{
-      {x_begin, y_begin, z_begin},
-      {min(x_begin + kRegionWidth, grid.nx), min(y_begin + grid.region_height, grid.ny),
-       min(z_begin + grid.region_depth, grid.nz)},
-      {grid.nx, grid.ny, grid.nz},
-      input.mask != nullptr};
-  region.flush(table, origin, box);
+  region.flush(table, origin,
+               RegionBox::clipped(origin, kRegionWidth, grid.region_height, grid.region_depth,
+                                  grid.nx, grid.ny, grid.nz, input.mask != nullptr));
 }
 
 // Every 16-byte part of the table, padding included (a download copies whole records): zero but
