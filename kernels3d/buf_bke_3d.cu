@@ -3,11 +3,14 @@
 // the raster-order ranking of the roots (raster_rank.h, raster_rank.cu), then FinalLabeling.
 #include <cstdint>
 
+#include <type_traits>
+
 #include "block_moments.cuh"
 #include "buf_bke_steps.h"
 #include "cuda_backends.h"
 #include "cuda_support.cuh"
 #include "kernels3d/block_logic_3d.h"
+#include "kernels3d/forest_statistics_3d.h"
 
 namespace volccl::detail {
 namespace {
@@ -35,6 +38,45 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
                   });
 }
 
+// The Late statistics on volumes larger than LateBeforeCount takes: once the count is known,
+// before FinalLabeling, from the forest where components are many (forest_statistics_3d.cu),
+// else by the Late pass over the label image after it. The host waits for the count before
+// FinalLabeling instead of after it, so the call makes as many round trips as before.
+template <class Launch>
+class LateStatistics {
+ public:
+  LateStatistics(DeviceLabeling& labeling, const Launch& launch, const BlockForest& forest,
+                 Extent3 extent, cuda::DeviceMoments* moments)
+      : labeling_(labeling), launch_(launch), forest_(forest), extent_(extent), moments_(moments) {}
+
+  template <class Step>
+  void operator()(const Step& step) {
+    if constexpr (std::is_same_v<Step, kernels3d::FinalLabeling>) {
+      const std::uint32_t count = labeling_.wait_for_count();
+      if (forest_moments_pay(extent_.voxel_count(), count)) {
+        // The far blocks' additions are timed with FinalLabeling, which makes them.
+        *moments_ = forest_moments(forest_, step, count, labeling_.stream(),
+                                   [&] { labeling_.end_step(&StepTimings::statistics_ms); });
+        return;
+      }
+      launch_(step);
+      labeling_.end_step(&StepTimings::final_labeling_ms);
+      *moments_ =
+          late_moments(forest_.labels, forest_.mask, extent_, count, nullptr, labeling_.stream());
+      labeling_.end_step(&StepTimings::statistics_ms);
+      return;
+    }
+    launch_(step);
+  }
+
+ private:
+  DeviceLabeling& labeling_;
+  const Launch& launch_;
+  BlockForest forest_;
+  Extent3 extent_;
+  cuda::DeviceMoments* moments_;
+};
+
 }  // namespace
 
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -43,6 +85,11 @@ LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std:
   DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
   const BlockGrid grid = kernels3d::make_block_grid(extent);
   const auto launch_step = [&](const auto& step) { launch(grid, labeling.stream(), step); };
+  if (moments != nullptr && options.statistics_strategy == StatisticsStrategy::late) {
+    const BlockForest forest{grid, mask, labels, labeling.root_bitmap(), labeling.words_before()};
+    LateStatistics<decltype(launch_step)> run(labeling, launch_step, forest, extent, moments);
+    return label_buf_bke<kernels3d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
+  }
   const std::uint64_t blocks = std::uint64_t{grid.blocks_x} * grid.blocks_y * grid.blocks_z;
   BlockStatistics<kernels3d::BufBkeSteps, decltype(launch_step)> run(
       labeling, launch_step, mask, labels, blocks, moments, options.statistics_strategy);

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
 #include <random>
@@ -155,6 +156,55 @@ std::string describe_seed(std::uint32_t seed) {
   std::ostringstream text;
   text << "seed " << seed << " (VOLCCL_TEST_SEED=" << seed << " repeats this run)";
   return text.str();
+}
+
+// The moments of every label, one voxel at a time: shares nothing with the closed forms of
+// the labelers' runs.
+std::vector<ComponentMoments> voxel_sums(const std::vector<std::uint32_t>& labels, Extent3 extent,
+                                         std::uint32_t count) {
+  std::vector<ComponentMoments> table(count);
+  std::uint64_t index = 0;
+  for (std::uint64_t z = 0; z < extent.z; ++z) {
+    for (std::uint64_t y = 0; y < extent.y; ++y) {
+      for (std::uint64_t x = 0; x < extent.x; ++x, ++index) {
+        if (labels[index] == 0) continue;
+        ComponentMoments& m = table.at(labels[index] - 1);
+        const std::uint64_t p[3] = {x, y, z};
+        m.count += 1;
+        for (int a = 0; a < 3; ++a) {
+          m.sum[a] += p[a];
+          m.min[a] = std::min<std::uint32_t>(m.min[a], static_cast<std::uint32_t>(p[a]));
+          m.max[a] = std::max<std::uint32_t>(m.max[a], static_cast<std::uint32_t>(p[a]));
+        }
+        m.sum_products[0] += x * x;
+        m.sum_products[1] += y * y;
+        m.sum_products[2] += z * z;
+        m.sum_products[3] += x * y;
+        m.sum_products[4] += x * z;
+        m.sum_products[5] += y * z;
+      }
+    }
+  }
+  return table;
+}
+
+::testing::AssertionResult tables_equal(const std::vector<ComponentMoments>& expected,
+                                        const std::vector<ComponentMoments>& actual) {
+  if (expected.size() != actual.size()) {
+    return ::testing::AssertionFailure()
+           << "tables of " << expected.size() << " and " << actual.size() << " rows";
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] == actual[i]) continue;
+    const ComponentMoments& e = expected[i];
+    const ComponentMoments& a = actual[i];
+    return ::testing::AssertionFailure()
+           << "label " << i + 1 << " differs: count " << e.count << " / " << a.count << ", sum x "
+           << e.sum[0] << " / " << a.sum[0] << ", sum xx " << e.sum_products[0] << " / "
+           << a.sum_products[0] << ", sum yz " << e.sum_products[5] << " / " << a.sum_products[5]
+           << ", box x " << e.min[0] << ".." << e.max[0] << " / " << a.min[0] << ".." << a.max[0];
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace volccl::test

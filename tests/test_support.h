@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "volccl/data/generators.h"
+#include "volccl/statistics.h"
 #include "volccl/volccl.h"
 
 namespace volccl {
@@ -49,6 +50,15 @@ VolcclRun run_volccl(const data::Volume& volume, const LabelOptions& options);
 // steps (initialization, final labeling > 0) measured inside the total when options.step_timings
 // is on or the backend is the CPU, else 0; transfers > 0 exactly on the CUDA backend.
 ::testing::AssertionResult timings_are_sane(const LabelResult& result, const LabelOptions& options);
+
+// The moments of every label of `labels` (1..count), one voxel at a time: shares nothing with
+// the closed forms of the labelers' runs and blocks.
+std::vector<ComponentMoments> voxel_sums(const std::vector<std::uint32_t>& labels, Extent3 extent,
+                                         std::uint32_t count);
+
+// Success when the tables are equal row for row; otherwise names the first row that differs.
+::testing::AssertionResult tables_equal(const std::vector<ComponentMoments>& expected,
+                                        const std::vector<ComponentMoments>& actual);
 
 // The backend a run with `requested` must report.
 Backend expected_backend(Backend requested);

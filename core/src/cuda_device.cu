@@ -282,6 +282,19 @@ LabelResult label_with_algorithm(const std::uint8_t* device_mask, Extent3 extent
   }
 }
 
+// BUF, BUF-IC, BKE and BKE-IC in 3D.
+bool measures_from_forest(const LabelOptions& options) {
+  switch (options.algorithm) {
+    case Algorithm::buf:
+    case Algorithm::buf_ic:
+    case Algorithm::bke:
+    case Algorithm::bke_ic:
+      return !is_2d_connectivity(options.connectivity);
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
@@ -293,8 +306,10 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
   }
   LateBeforeCount before_count(device_labels, device_mask, extent, stream);
   // RUF measures from its runs (kernels3d/ruf_statistics_3d.cu): through before_count where it
-  // runs, else itself once it knows the count.
-  if (options.algorithm == Algorithm::ruf && !before_count.wanted()) {
+  // runs, else itself once it knows the count; so do the 3D block labelers, from their forest or
+  // after their final labeling (kernels3d/buf_bke_3d.cu).
+  if ((options.algorithm == Algorithm::ruf || measures_from_forest(options)) &&
+      !before_count.wanted()) {
     return label_with_algorithm(device_mask, extent, device_labels, options, stream, moments);
   }
   LabelResult result;

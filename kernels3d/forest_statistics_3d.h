@@ -1,0 +1,40 @@
+// The Late statistics of BUF and BKE from their block forest (forest_statistics_3d.cu), called by
+// their CUDA labeler (buf_bke_3d.cu) between the ranking and FinalLabeling. Internal; included
+// only by .cu files.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "kernels3d/block_logic_3d.h"
+#include "volccl/cuda.h"
+
+namespace volccl::detail {
+
+// Whether the forest's pass beats the Late pass over the label image: with components of a few
+// voxels each, where the latter's shared table and 128-byte row per piece cost most (NOTES
+// S-27). One component per 64 voxels or more: far blocks, added by atomics, are then few.
+inline bool forest_moments_pay(std::uint64_t voxels, std::uint32_t count) {
+  return count >= voxels / 64;
+}
+
+// What the pass reads: the forest in the label image (each block's anchor slot its root's key,
+// its info slot its foreground byte), the input for blocks of one voxel, and the ranking.
+struct BlockForest {
+  kernels3d::BlockGrid grid;
+  const std::uint8_t* mask;
+  const std::uint32_t* labels;
+  const std::uint32_t* root_bitmap;
+  const std::uint32_t* words_before;
+};
+
+// The moments of the `count` components, a row each, and the final labeling `labeling`, enqueued
+// on `stream`: the roots' rows first (then `roots_stored()`, for the step timings), then
+// FinalLabeling with the far blocks' additions.
+cuda::DeviceMoments forest_moments(const BlockForest& forest,
+                                   const kernels3d::FinalLabeling& labeling, std::uint32_t count,
+                                   cudaStream_t stream, const std::function<void()>& roots_stored);
+
+}  // namespace volccl::detail
