@@ -4,7 +4,7 @@
 // rounds, a shared table, a flush, a claim per row; bench/NOTES.md S-13 to S-23), not per
 // component. Here a thread takes a 2x2x2 block, sums are popcounts of foreground bytes, and each
 // component's row is written once, whole, by its root block; the few far blocks add to it by
-// atomics in FinalLabeling, which reads their slots anyway. No shared memory, no table to clear.
+// atomics in FinalLabeling, which reads their slots anyway. No table to clear, no claims.
 #include <cstdint>
 #include <functional>
 
@@ -22,92 +22,141 @@ using kernels3d::BlockGrid;
 using kernels3d::kNoKey;
 using kernels3d::RelativeSums;
 
-// A block's slots where every block read has a voxel after its anchor in x, so that its info word
-// is the next one: one 8-byte read (anchors are even voxel indices), at voxel 0 when not wanted.
-__device__ __forceinline__ kernels3d::BlockSlots read_pair(const std::uint32_t* labels,
-                                                           std::uint32_t anchor, bool wanted) {
-  const uint2 pair = *reinterpret_cast<const uint2*>(labels + (wanted ? anchor : 0));
-  return wanted ? kernels3d::BlockSlots{pair.x, pair.y & 0xFFu} : kernels3d::BlockSlots{kNoKey, 0};
-}
+// A thread block takes a tile of 32 x kTileRows blocks of one layer (the 3D labelers' launch
+// shape). It copies the tile's slots and those of the blocks around it that its roots' windows
+// reach (one column on each side, one row before and after, and the next layer) into shared
+// memory, coalesced; then lists its roots, and its warps take the roots 32 at a time. At 5 %
+// density a tile of 128 blocks holds ~24 roots: one warp does the windows, the sums and the rows
+// of all of them, where a warp per 32 blocks did them for ~6 lanes each and issued 1.85x as many
+// instructions (NOTES S-27).
+constexpr std::uint32_t kTileRows = kLaunchRows;
+constexpr std::uint32_t kTileColumns = 32;
+constexpr std::uint32_t kTileThreads = kTileColumns * kTileRows;
 
-// The window rows of the 32 roots-to-be of a warp, which spans 32 consecutive blocks of a row of
-// blocks: each lane reads its own column of the row and takes its neighbours' from the lanes
-// beside it; lanes 0 and 31 also read the columns just outside the warp's (the other lanes read
-// their own again, from L1). Every read coalesced; a row outside the volume is skipped by the
-// whole warp. With kPairs, every block read keeps its info word next to its anchor slot (all but
-// the last column of blocks of a volume odd in x). Called by all 32 lanes, converged.
-template <bool kPairs>
-struct WarpWindowRows {
-  const BlockForest& forest;
-  std::uint32_t i, edge_i, lane, j, k;
+struct SharedTile {
+  kernels3d::BlockSlots slots[2][kTileRows + 2][kTileColumns + 2];  // [dz][row + 1][column + 1]
+  std::uint8_t roots[kTileRows][kTileColumns];  // the columns of each row's roots
+  std::uint32_t root_count[kTileRows];
+};
 
-  __device__ kernels3d::BlockSlots read(std::uint32_t column, std::uint32_t row_j,
-                                        std::uint32_t row_k) const {
-    const BlockGrid& grid = forest.grid;
-    const Block block{column, row_j, row_k,
-                      2 * row_k * grid.slice + 2 * row_j * grid.row + 2 * column};
-    const bool inside = column < grid.blocks_x;
-    if (kPairs) return read_pair(forest.labels, block.anchor, inside);
-    return kernels3d::read_block(forest.mask, forest.labels, block.anchor,
-                                 kernels3d::info_offset(grid, block), inside);
-  }
-
+// The window rows of the root at (column, row) of the tile, from shared memory.
+struct TileWindowRows {
+  const SharedTile& tile;
+  std::uint32_t column, row;
   __device__ kernels3d::WindowRow operator()(int dy, int dz) const {
-    const BlockGrid& grid = forest.grid;
-    if ((dy < 0 && j == 0) || (dy > 0 && j + 1 >= grid.blocks_y) ||
-        (dz > 0 && k + 1 >= grid.blocks_z)) {
-      return {{{kNoKey, 0}, {kNoKey, 0}, {kNoKey, 0}}};
-    }
-    const kernels3d::BlockSlots own = read(i, j + dy, k + dz), edge = read(edge_i, j + dy, k + dz);
-    kernels3d::WindowRow window{
-        {{__shfl_up_sync(kFullWarp, own.slot, 1), __shfl_up_sync(kFullWarp, own.foreground, 1)},
-         own,
-         {__shfl_down_sync(kFullWarp, own.slot, 1),
-          __shfl_down_sync(kFullWarp, own.foreground, 1)}}};
-    if (lane == 0) window.block[0] = edge;
-    if (lane == 31) window.block[2] = edge;
-    return window;
+    const auto& slots = tile.slots[dz][row + 1 + dy];
+    return {{slots[column], slots[column + 1], slots[column + 2]}};
   }
 };
 
-// A warp's roots store their rows (store_root_rows).
-template <bool kPairs>
-__device__ void store_warp_roots(const BlockForest& forest, std::uint32_t i, std::uint32_t j,
-                                 std::uint32_t k, ComponentMoments* rows) {
+// Row r of the tile, dz-major (0 and kTileRows + 1: the rows before and after the tile's, then
+// the next layer's), that warp w copies in turn q: first its own row of the tile, w + 1, so that
+// it finds its roots in registers; then two of the eight others.
+__device__ __forceinline__ std::uint32_t copied_row(std::uint32_t w, std::uint32_t q) {
+  static_assert(kTileRows == 4, "four warps copy the 12 rows, three each");
+  if (q == 0) return w + 1;
+  if (q == 1) return w == 0 ? 0 : w + kTileRows;
+  return w + 2 * kTileRows;
+}
+
+// The tile's slots and its neighbourhood's, kNoKey outside the volume: 2 x (kTileRows + 2) rows of
+// 34 blocks, 32 blocks at a time and lanes 0 and 1 the last two, all loads issued before any
+// store. Where every block read keeps its info word next to its anchor slot (`pairs`: all but the
+// last column of blocks of a volume odd in x), one 8-byte load a block. Every thread takes part;
+// returns the slots of the thread's own block.
+__device__ kernels3d::BlockSlots copy_tile(const BlockForest& forest, std::uint32_t first_i,
+                                           std::uint32_t first_j, std::uint32_t k, bool pairs,
+                                           SharedTile& tile) {
+  constexpr std::uint32_t kRowsPerWarp = 3;
   const BlockGrid& grid = forest.grid;
-  const std::uint32_t lane = threadIdx.x;
-  // Lane 0's edge is the column before the warp's, lane 31's the one after; the others' their own.
-  const std::uint32_t edge_i = lane == 0 ? i - 1 : (lane == 31 ? i + 1 : i);
-  const WarpWindowRows<kPairs> window_rows{forest, i, edge_i, lane, j, k};
-  const kernels3d::BlockSlots own = window_rows.read(i, j, k);
-  const Block block = kernels3d::block_at(grid, i, j, k);
-  const bool root =
-      own.slot != kNoKey && own.slot == kernels3d::first_voxel(grid, block, own.foreground);
-  if (__ballot_sync(kFullWarp, root) == 0) return;
-  const kernels3d::PackedWindowSums sums = kernels3d::window_sums(
-      root ? own.slot : kernels3d::kNoComponent, window_rows,
-      [](std::uint32_t members) { return __reduce_or_sync(kFullWarp, members); });
-  if (!root) return;
-  const std::uint32_t label = component_label(forest.root_bitmap, forest.words_before, own.slot);
-  store_row(rows + label - 1, kernels3d::window_moments(sums, block));
+  const std::uint32_t lane = threadIdx.x, warp = threadIdx.y;
+  const auto read = [&](std::uint32_t i, std::uint32_t j, std::uint32_t kk, bool row_inside) {
+    const Block block{i, j, kk, 2 * kk * grid.slice + 2 * j * grid.row + 2 * i};
+    const bool inside = row_inside && i < grid.blocks_x;
+    if (pairs) {
+      const uint2 pair =
+          *reinterpret_cast<const uint2*>(forest.labels + (inside ? block.anchor : 0));
+      return inside ? kernels3d::BlockSlots{pair.x, pair.y & 0xFFu}
+                    : kernels3d::BlockSlots{kNoKey, 0};
+    }
+    return kernels3d::read_block(forest.mask, forest.labels, block.anchor,
+                                 kernels3d::info_offset(grid, block), inside);
+  };
+  kernels3d::BlockSlots main[kRowsPerWarp], last[kRowsPerWarp];
+  VOLCCL_UNROLL
+  for (std::uint32_t q = 0; q < kRowsPerWarp; ++q) {
+    const std::uint32_t r = copied_row(warp, q);
+    const std::uint32_t dz = r / (kTileRows + 2), j = first_j + r % (kTileRows + 2) - 1;
+    // Row and column -1 wrap to 2^32 - 1: outside, as any beyond the grid.
+    const bool row_inside = j < grid.blocks_y && k + dz < grid.blocks_z;
+    main[q] = read(first_i + lane - 1, j, k + dz, row_inside);
+    last[q] = read(first_i + 31 + lane, j, k + dz, row_inside && lane < 2);
+  }
+  VOLCCL_UNROLL
+  for (std::uint32_t q = 0; q < kRowsPerWarp; ++q) {
+    const std::uint32_t r = copied_row(warp, q);
+    auto& slots = tile.slots[r / (kTileRows + 2)][r % (kTileRows + 2)];
+    slots[lane] = main[q];
+    if (lane < 2) slots[32 + lane] = last[q];
+  }
+  // The thread's own block is column lane + 1 of row warp + 1: lane + 1 of main[0] is its
+  // right-hand neighbour's, and lane 31's is last[0] of lane 0.
+  const std::uint32_t slot = __shfl_down_sync(kFullWarp, main[0].slot, 1);
+  const std::uint32_t foreground = __shfl_down_sync(kFullWarp, main[0].foreground, 1);
+  const std::uint32_t last_slot = __shfl_sync(kFullWarp, last[0].slot, 0);
+  const std::uint32_t last_foreground = __shfl_sync(kFullWarp, last[0].foreground, 0);
+  return lane == 31 ? kernels3d::BlockSlots{last_slot, last_foreground}
+                    : kernels3d::BlockSlots{slot, foreground};
 }
 
 // Each root block stores its component's row from the blocks of its window.
-__global__ void store_root_rows(BlockForest forest, std::uint32_t first_layer,
-                                ComponentMoments* rows) {
+__global__ void __launch_bounds__(kTileThreads)
+    store_root_rows(BlockForest forest, std::uint32_t first_layer, ComponentMoments* rows) {
+  __shared__ SharedTile tile;
   wait_for_previous_kernel();
   const BlockGrid& grid = forest.grid;
-  const std::uint32_t first_i = blockIdx.x * blockDim.x;
-  const std::uint32_t j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (j >= grid.blocks_y) return;  // the whole warp
-  // The columns the warp reads, first_i - 1 to first_i + 32, all keep their info word next to
-  // their slot unless the volume is odd in x and the last column is among them.
-  const bool pairs = grid.nx % 2 == 0 || first_i + 32 < grid.blocks_x - 1;
-  const std::uint32_t i = first_i + threadIdx.x, k = first_layer + blockIdx.z;
-  if (pairs) {
-    store_warp_roots<true>(forest, i, j, k, rows);
-  } else {
-    store_warp_roots<false>(forest, i, j, k, rows);
+  const std::uint32_t first_i = blockIdx.x * kTileColumns, first_j = blockIdx.y * kTileRows;
+  const std::uint32_t k = first_layer + blockIdx.z;
+  const std::uint32_t lane = threadIdx.x, row = threadIdx.y;
+  // The columns read, first_i - 1 to first_i + 32, all keep their info word next to their slot
+  // unless the volume is odd in x and the last column is among them.
+  const kernels3d::BlockSlots own = copy_tile(
+      forest, first_i, first_j, k, grid.nx % 2 == 0 || first_i + 32 < grid.blocks_x - 1, tile);
+
+  // List the row's roots: a root's slot holds its own key.
+  const Block block = kernels3d::block_at(grid, first_i + lane, first_j + row, k);
+  const bool root =
+      own.slot != kNoKey && own.slot == kernels3d::first_voxel(grid, block, own.foreground);
+  const unsigned roots = __ballot_sync(kFullWarp, root);
+  if (root) tile.roots[row][__popc(roots & ((1u << lane) - 1))] = static_cast<std::uint8_t>(lane);
+  if (lane == 0) tile.root_count[row] = __popc(roots);
+  __syncthreads();
+
+  // The tile's roots in row order, warp w taking roots 32 w.., 32 (w + warps)..
+  std::uint32_t before[kTileRows + 1] = {0};
+  VOLCCL_UNROLL
+  for (std::uint32_t r = 0; r < kTileRows; ++r) before[r + 1] = before[r] + tile.root_count[r];
+  for (std::uint32_t base = row * 32; base < before[kTileRows]; base += kTileThreads) {
+    const std::uint32_t n = base + lane;
+    const bool active = n < before[kTileRows];
+    std::uint32_t root_row = 0, first_of_row = 0;
+    VOLCCL_UNROLL
+    for (std::uint32_t r = 1; r < kTileRows; ++r) {
+      if (n >= before[r]) {
+        root_row = r;
+        first_of_row = before[r];
+      }
+    }
+    const std::uint32_t column = active ? tile.roots[root_row][n - first_of_row] : 0;
+    const std::uint32_t key = tile.slots[0][root_row + 1][column + 1].slot;
+    const kernels3d::PackedWindowSums sums = kernels3d::window_sums(
+        active ? key : kernels3d::kNoComponent, TileWindowRows{tile, column, root_row},
+        [](std::uint32_t members) { return __reduce_or_sync(kFullWarp, members); });
+    if (!active) continue;
+    const std::uint32_t label = component_label(forest.root_bitmap, forest.words_before, key);
+    store_row(rows + label - 1,
+              kernels3d::window_moments(
+                  sums, kernels3d::block_at(grid, first_i + column, first_j + root_row, k)));
   }
 }
 
@@ -121,7 +170,8 @@ __global__ void label_and_add_far_blocks(BlockForest forest, kernels3d::FinalLab
   const std::uint32_t first_i = blockIdx.x * blockDim.x;
   const std::uint32_t i = first_i + threadIdx.x;
   const std::uint32_t j = blockIdx.y * blockDim.y + threadIdx.y;
-  const Block block = kernels3d::block_at(grid, i, j, first_layer + blockIdx.z);
+  const std::uint32_t k = first_layer + blockIdx.z;
+  const Block block = kernels3d::block_at(grid, i, j, k);
   bool far = false;
   std::uint32_t foreground = 0, label = 0;
   if (i < grid.blocks_x && j < grid.blocks_y) {
@@ -131,7 +181,8 @@ __global__ void label_and_add_far_blocks(BlockForest forest, kernels3d::FinalLab
   }
   const unsigned far_lanes = __ballot_sync(kFullWarp, far);
   if (!far) return;
-  const unsigned group = __match_any_sync(far_lanes, label);
+  // Mostly one far block a warp: no match needed.
+  const unsigned group = __popc(far_lanes) == 1 ? far_lanes : __match_any_sync(far_lanes, label);
   RelativeSums sums = kernels3d::no_relative_sums();
   kernels3d::add_block(sums, foreground, 2 * static_cast<int>(threadIdx.x), 0, 0);
   if (shares_label(group)) {
@@ -146,8 +197,7 @@ __global__ void label_and_add_far_blocks(BlockForest forest, kernels3d::FinalLab
     }
   }
   if (threadIdx.x != static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1)) return;
-  add_atomically(rows[label - 1],
-                 kernels3d::absolute_moments(sums, 2 * first_i, 2 * j, 2 * block.k));
+  add_atomically(rows[label - 1], kernels3d::absolute_moments(sums, 2 * first_i, 2 * j, 2 * k));
 }
 
 }  // namespace

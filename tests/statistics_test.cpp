@@ -322,10 +322,13 @@ TEST(DeviceStatistics, RufRunsOfVolumesAboveTwoToThe25Voxels) {
     }
   }
 }
+
 // BUF and BKE above 2^25 voxels: the host waits for the count before FinalLabeling; at 5 %,
 // granularity 1 (a component per ~43 voxels) the rows come from the forest
-// (kernels3d/forest_statistics_3d.cu), with far blocks added by atomics; at 60 %, granularity 8,
-// from the Late pass after FinalLabeling. Odd sizes everywhere, so blocks are cut on every far
+// (kernels3d/forest_statistics_3d.cu), with far blocks added by atomics in FinalLabeling; the
+// same noise crossed by lines along x every 37 rows and 11 slices gives warps of many far blocks
+// of one component, summed before they are added; at 60 %, granularity 8, the rows come from the
+// Late pass after FinalLabeling. Odd sizes everywhere, so blocks are cut on every far
 // face and the far corner's block is one voxel.
 TEST(DeviceStatistics, BlockForestOfVolumesAboveTwoToThe25Voxels) {
   if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
@@ -334,8 +337,16 @@ TEST(DeviceStatistics, BlockForestOfVolumesAboveTwoToThe25Voxels) {
   const Extent3 extent{331, 323, 317};  // 33.9 M voxels
   ASSERT_GT(extent.voxel_count(), std::uint64_t{1} << 25);
   std::uint32_t volume_seed = seed;
-  for (const auto& [density, granularity] : {std::pair{0.05, 1u}, std::pair{0.6, 8u}}) {
-    const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
+  for (const auto& [density, lines] :
+       {std::pair{0.05, false}, std::pair{0.05, true}, std::pair{0.6, false}}) {
+    Volume volume = data::random_granular(extent, density, density < 0.1 ? 1 : 8, volume_seed++);
+    if (lines) {
+      for (std::uint64_t z = 0; z < extent.z; z += 11) {
+        for (std::uint64_t y = 0; y < extent.y; y += 37) {
+          std::fill_n(volume.voxels.begin() + (z * extent.y + y) * extent.x, extent.x, 1);
+        }
+      }
+    }
     for (Algorithm algorithm : {Algorithm::buf, Algorithm::bke_ic}) {
       LabelOptions options;
       options.algorithm = algorithm;
@@ -346,9 +357,11 @@ TEST(DeviceStatistics, BlockForestOfVolumesAboveTwoToThe25Voxels) {
       const LabelResult result =
           label(volume.voxels.data(), extent, labels.data(), moments, options);
       ASSERT_EQ(*std::max_element(labels.begin(), labels.end()), result.component_count);
-      if (density < 0.1) ASSERT_GE(result.component_count, extent.voxel_count() / 64);
+      if (density < 0.1) {
+        ASSERT_GE(result.component_count, extent.voxel_count() / 64);
+      }
       ASSERT_TRUE(tables_equal(voxel_sums(labels, extent, result.component_count), moments))
-          << "density " << density << ", " << to_string(algorithm);
+          << "density " << density << (lines ? " with lines" : "") << ", " << to_string(algorithm);
     }
   }
 }
