@@ -125,16 +125,16 @@ struct BlockSlots {
 };
 
 // The slots of the block at `anchor` (`offset`: its info_offset) when `wanted`, else kNoKey and no
-// voxels. The reads are made either way, at voxel 0 when not wanted, so that the GPU issues them
-// without branches. The foreground is the info word's low byte, for BUF and BKE alike (the input's
-// voxel for a block of one voxel).
+// voxels. The reads are made either way, of voxel 0's slot (always written) when not wanted, so
+// that the GPU issues them without branches. The foreground is the info word's low byte, for BUF
+// and BKE alike (the input's voxel for a block of one voxel).
 VOLCCL_HD BlockSlots read_block(const std::uint8_t* mask, const std::uint32_t* labels,
                                 std::uint32_t anchor, std::uint32_t offset, bool wanted) {
   const std::uint32_t at = wanted ? anchor : 0;
   const std::uint32_t slot = labels[at];
-  const std::uint32_t info = labels[at + offset];
+  const std::uint32_t info = labels[at + (wanted ? offset : 0)];
   std::uint32_t foreground = info & 0xFFu;
-  if (offset == 0) foreground = mask[at] != 0 ? 1u : 0u;
+  if (wanted && offset == 0) foreground = mask[at] != 0 ? 1u : 0u;
   return wanted ? BlockSlots{slot, foreground} : BlockSlots{kNoKey, 0};
 }
 
