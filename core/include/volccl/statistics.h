@@ -43,7 +43,10 @@ bool operator==(const ComponentMoments& a, const ComponentMoments& b);
 //   sums to the table by atomics, one per moment, and the others are written with plain stores,
 //   and background runs of the mask skip their labels: both when labeling and measuring in one
 //   call, where labels are connected components; cuda::measure of any label image adds every
-//   row by atomics.
+//   row by atomics. RUF sums its runs instead of reading the label image; BUF and BKE, on
+//   volumes above 2^25 voxels with a component per 64 voxels or more, take each component's row
+//   from its root block's neighbourhood in their union-find forest before the final labeling,
+//   which adds the blocks lying further from the root.
 // - fused: gathered while the labels are written (HA4 paper Alg. 6's idea): BUF, BUF-IC, BKE
 //   and BKE-IC sum each 2x2x2 (2x2) block in registers in their final labeling step, LE and TM
 //   each pixel, which saves reading the labels back.
