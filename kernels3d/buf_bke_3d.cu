@@ -2,7 +2,6 @@
 // 5.1-5.3, Alg. 2): one thread per 2x2x2 block, one kernel per step of block_logic_3d.h, then
 // the raster-order ranking of the roots (raster_rank.h, raster_rank.cu), then FinalLabeling.
 #include <cstdint>
-
 #include <type_traits>
 
 #include "block_moments.cuh"

@@ -25,7 +25,8 @@ struct RufRuns {
 // or 8) in kernels2d/.
 // The block labelers, LE and TM gather the moments into `moments` when it is not null and
 // options.statistics_strategy is fused or early; RUF gathers them from its runs when it is not
-// null (the Late strategy: label_on_device passes it then).
+// null (the Late strategy: label_on_device passes it then, on volumes LateBeforeCount does not
+// take), and the 3D block labelers under Late from their forest or after their final labeling.
 LabelResult label_buf_bke_3d_cuda(const std::uint8_t* device_mask, Extent3 extent,
                                   std::uint32_t* device_labels, const LabelOptions& options,
                                   void* stream, cuda::DeviceMoments* moments);
