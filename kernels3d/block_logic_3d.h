@@ -453,12 +453,17 @@ VOLCCL_HD std::uint32_t block_index(const BlockGrid& grid, const Block& block) {
   return block.i + grid.blocks_x * (block.j + grid.blocks_y * block.k);
 }
 
-VOLCCL_HD std::uint32_t block_index_of(const BlockGrid& grid, std::uint32_t voxel) {
+// The block holding voxel `voxel`.
+VOLCCL_HD Block block_of(const BlockGrid& grid, std::uint32_t voxel) {
   const std::uint32_t row_index = grid.by_nx.quotient(voxel);
   const std::uint32_t x = voxel - row_index * grid.nx;
   const std::uint32_t z = grid.by_ny.quotient(row_index);
   const std::uint32_t y = row_index - z * grid.ny;
-  return (x >> 1) + grid.blocks_x * ((y >> 1) + grid.blocks_y * (z >> 1));
+  return block_at(grid, x >> 1, y >> 1, z >> 1);
+}
+
+VOLCCL_HD std::uint32_t block_index_of(const BlockGrid& grid, std::uint32_t voxel) {
+  return block_index(grid, block_of(grid, voxel));
 }
 
 // The moments of a block's foreground voxels (bit lx + 2 ly + 4 lz), its rows as runs.

@@ -94,15 +94,6 @@ VOLCCL_HD detail::Moments absolute_moments(const RelativeSums& s, std::uint32_t 
   return m;
 }
 
-// The block holding voxel `voxel`.
-VOLCCL_HD Block block_of(const BlockGrid& grid, std::uint32_t voxel) {
-  const std::uint32_t row_index = grid.by_nx.quotient(voxel);
-  const std::uint32_t x = voxel - row_index * grid.nx;
-  const std::uint32_t z = grid.by_ny.quotient(row_index);
-  const std::uint32_t y = row_index - z * grid.ny;
-  return block_at(grid, x >> 1, y >> 1, z >> 1);
-}
-
 // Whether `block` lies in W(root).
 VOLCCL_HD bool in_window(const Block& root, const Block& block) {
   return block.i + 1 >= root.i && block.i <= root.i + 1 && block.j + 1 >= root.j &&
@@ -112,10 +103,8 @@ VOLCCL_HD bool in_window(const Block& root, const Block& block) {
 // Where a block keeps its info word, from its anchor: its first voxel after the anchor
 // (block_logic_3d.h's info_slot); 0 for a block of one voxel, which keeps none.
 VOLCCL_HD std::uint32_t info_offset(const BlockGrid& grid, const Block& block) {
-  if (2 * block.i + 1 < grid.nx) return 1;
-  if (2 * block.j + 1 < grid.ny) return grid.row;
-  if (2 * block.k + 1 < grid.nz) return grid.slice;
-  return 0;
+  std::uint32_t slot = block.anchor;
+  return info_slot(grid, block, &slot) ? slot - block.anchor : 0;
 }
 
 // A block's anchor slot and foreground voxels.
