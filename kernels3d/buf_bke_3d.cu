@@ -53,9 +53,10 @@ class LateStatistics {
     if constexpr (std::is_same_v<Step, kernels3d::FinalLabeling>) {
       const std::uint32_t count = labeling_.wait_for_count();
       if (forest_moments_pay(extent_.voxel_count(), count)) {
+        *moments_ = forest_moments(forest_, count, labeling_.stream());
+        labeling_.end_step(&StepTimings::statistics_ms);
         // The far blocks' additions are timed with FinalLabeling, which makes them.
-        *moments_ = forest_moments(forest_, step, count, labeling_.stream(),
-                                   [&] { labeling_.end_step(&StepTimings::statistics_ms); });
+        label_adding_far_blocks(forest_, step, *moments_, labeling_.stream());
         return;
       }
       launch_(step);

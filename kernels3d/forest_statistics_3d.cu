@@ -6,7 +6,6 @@
 // component's row is written once, whole, by its root block; the few far blocks add to it by
 // atomics in FinalLabeling, which reads their slots anyway. No table to clear, no claims.
 #include <cstdint>
-#include <functional>
 
 #include "cuda_support.cuh"
 #include "kernels3d/forest_statistics_3d.h"
@@ -202,10 +201,8 @@ __global__ void label_and_add_far_blocks(BlockForest forest, kernels3d::FinalLab
 
 }  // namespace
 
-cuda::DeviceMoments forest_moments(const BlockForest& forest,
-                                   const kernels3d::FinalLabeling& labeling, std::uint32_t count,
-                                   cudaStream_t stream, const std::function<void()>& roots_stored) {
-  // Every row has a root, which stores it whole before any far block adds to it.
+cuda::DeviceMoments forest_moments(const BlockForest& forest, std::uint32_t count,
+                                   cudaStream_t stream) {
   cuda::DeviceMoments table = cuda::DeviceMoments::unwritten(count, stream);
   ComponentMoments* rows = table.data();
   const BlockGrid& grid = forest.grid;
@@ -214,13 +211,18 @@ cuda::DeviceMoments forest_moments(const BlockForest& forest,
                     launch_after_previous(store_root_rows, blocks, threads, stream, forest, first,
                                           rows);
                   });
-  roots_stored();
+  return table;
+}
+
+void label_adding_far_blocks(const BlockForest& forest, const kernels3d::FinalLabeling& labeling,
+                             const cuda::DeviceMoments& table, cudaStream_t stream) {
+  const BlockGrid& grid = forest.grid;
+  ComponentMoments* rows = table.data();
   launch_in_slabs(grid.blocks_x, grid.blocks_y, grid.blocks_z,
                   [&](dim3 blocks, dim3 threads, std::uint32_t first) {
                     launch_after_previous(label_and_add_far_blocks, blocks, threads, stream, forest,
                                           labeling, first, rows);
                   });
-  return table;
 }
 
 }  // namespace volccl::detail

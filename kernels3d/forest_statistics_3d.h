@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <functional>
 
 #include "kernels3d/block_logic_3d.h"
 #include "volccl/cuda.h"
@@ -30,11 +29,14 @@ struct BlockForest {
   const std::uint32_t* words_before;
 };
 
-// The moments of the `count` components, a row each, and the final labeling `labeling`, enqueued
-// on `stream`: the roots' rows first (then `roots_stored()`, for the step timings), then
-// FinalLabeling with the far blocks' additions.
-cuda::DeviceMoments forest_moments(const BlockForest& forest,
-                                   const kernels3d::FinalLabeling& labeling, std::uint32_t count,
-                                   cudaStream_t stream, const std::function<void()>& roots_stored);
+// The `count` components' rows, each stored whole by its root block from the blocks of its
+// window, enqueued on `stream`.
+cuda::DeviceMoments forest_moments(const BlockForest& forest, std::uint32_t count,
+                                   cudaStream_t stream);
+
+// FinalLabeling (`labeling`), which also adds each far block to its row of `table`, enqueued on
+// `stream` after forest_moments: it overwrites the forest.
+void label_adding_far_blocks(const BlockForest& forest, const kernels3d::FinalLabeling& labeling,
+                             const cuda::DeviceMoments& table, cudaStream_t stream);
 
 }  // namespace volccl::detail

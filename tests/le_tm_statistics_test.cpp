@@ -32,26 +32,6 @@ using data::Volume;
 constexpr StatisticsStrategy kStrategies[] = {StatisticsStrategy::late, StatisticsStrategy::early,
                                               StatisticsStrategy::fused};
 
-::testing::AssertionResult same_rows(const std::vector<ComponentMoments>& expected,
-                                     const std::vector<ComponentMoments>& actual) {
-  if (expected.size() != actual.size()) {
-    return ::testing::AssertionFailure()
-           << expected.size() << " rows expected, " << actual.size() << " found";
-  }
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (expected[i] == actual[i]) continue;
-    const ComponentMoments& e = expected[i];
-    const ComponentMoments& a = actual[i];
-    return ::testing::AssertionFailure()
-           << "label " << i + 1 << ": count " << e.count << " / " << a.count << ", sum x "
-           << e.sum[0] << " / " << a.sum[0] << ", sum y " << e.sum[1] << " / " << a.sum[1]
-           << ", sum xy " << e.sum_products[3] << " / " << a.sum_products[3] << ", box " << e.min[0]
-           << "," << e.min[1] << ".." << e.max[0] << "," << e.max[1] << " / " << a.min[0] << ","
-           << a.min[1] << ".." << a.max[0] << "," << a.max[1];
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // Rows a labeler must replace: a stale table left in the output.
 std::vector<ComponentMoments> stale_rows() {
   ComponentMoments stale;
@@ -86,7 +66,7 @@ class LeTmStatistics : public LabelingFixture {
       if (auto same = labels_equal(reference.labels, labels, image.extent); !same) {
         return same << " (" << where << ")";
       }
-      if (auto same = same_rows(measured, moments); !same) return same << " (" << where << ")";
+      if (auto same = tables_equal(measured, moments); !same) return same << " (" << where << ")";
       if (strategy == StatisticsStrategy::late) late_iterations = result.iterations;
       if (result.iterations != late_iterations) {
         return ::testing::AssertionFailure() << where << ": " << result.iterations

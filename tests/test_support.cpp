@@ -200,9 +200,12 @@ std::vector<ComponentMoments> voxel_sums(const std::vector<std::uint32_t>& label
     const ComponentMoments& a = actual[i];
     return ::testing::AssertionFailure()
            << "label " << i + 1 << " differs: count " << e.count << " / " << a.count << ", sum x "
-           << e.sum[0] << " / " << a.sum[0] << ", sum xx " << e.sum_products[0] << " / "
-           << a.sum_products[0] << ", sum yz " << e.sum_products[5] << " / " << a.sum_products[5]
-           << ", box x " << e.min[0] << ".." << e.max[0] << " / " << a.min[0] << ".." << a.max[0];
+           << e.sum[0] << " / " << a.sum[0] << ", sum y " << e.sum[1] << " / " << a.sum[1]
+           << ", sum xx " << e.sum_products[0] << " / " << a.sum_products[0] << ", sum xy "
+           << e.sum_products[3] << " / " << a.sum_products[3] << ", sum yz " << e.sum_products[5]
+           << " / " << a.sum_products[5] << ", box " << e.min[0] << "," << e.min[1] << ".."
+           << e.max[0] << "," << e.max[1] << " / " << a.min[0] << "," << a.min[1] << ".."
+           << a.max[0] << "," << a.max[1];
   }
   return ::testing::AssertionSuccess();
 }
