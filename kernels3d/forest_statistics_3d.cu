@@ -21,141 +21,119 @@ using kernels3d::BlockGrid;
 using kernels3d::kNoKey;
 using kernels3d::RelativeSums;
 
-// A thread block takes a tile of 32 x kTileRows blocks of one layer (the 3D labelers' launch
-// shape). It copies the tile's slots and those of the blocks around it that its roots' windows
-// reach (one column on each side, one row before and after, and the next layer) into shared
-// memory, coalesced; then lists its roots, and its warps take the roots 32 at a time. At 5 %
-// density a tile of 128 blocks holds ~24 roots: one warp does the windows, the sums and the rows
-// of all of them, where a warp per 32 blocks did them for ~6 lanes each and issued 1.85x as many
-// instructions (NOTES S-27).
-constexpr std::uint32_t kTileRows = kLaunchRows;
+// A warp takes a tile of 32 x 4 blocks of one layer, as its own thread block. It copies the
+// tile's slots and those of the blocks around it that its roots' windows reach (one column on
+// each side, one row before and after, and the next layer) into shared memory, lists the tile's
+// roots, and measures them 32 at a time. At 5 % density a tile holds ~24 roots: one warp does the
+// windows, the sums and the rows of all of them, where a warp per 32 blocks did them for ~6 lanes
+// each and issued 1.85x as many instructions (NOTES S-27). A thread block of four warps, one of
+// them measuring while three had exited, kept only ~9 measuring warps an SM; one-warp thread
+// blocks keep 32 (NOTES S-28).
+constexpr std::uint32_t kTileRows = kLaunchRows;  // launch_in_slabs' grid is the tiles'
 constexpr std::uint32_t kTileColumns = 32;
-constexpr std::uint32_t kTileThreads = kTileColumns * kTileRows;
+constexpr std::uint32_t kCopiedRows = 2 * (kTileRows + 2);  // [dz][row + 1]
+constexpr std::uint32_t kCopiedColumns = kTileColumns + 2;  // [column + 1]
+// Rows are staged 16 at a time, so that 32 thread blocks fit an SM's shared memory.
+constexpr unsigned kStagedRows = 16;
 
 struct SharedTile {
-  kernels3d::BlockSlots slots[2][kTileRows + 2][kTileColumns + 2];  // [dz][row + 1][column + 1]
-  std::uint8_t roots[kTileRows][kTileColumns];  // the columns of each row's roots
-  std::uint32_t root_count[kTileRows];
+  kernels3d::BlockSlots slots[2][kTileRows + 2][kCopiedColumns];  // [dz][row + 1][column + 1]
+  std::uint8_t roots[kTileRows * kTileColumns];  // row * 32 + column, in raster order
+  RowStaging<kStagedRows> staging;
 };
 
-// The window rows of the root at (column, row) of the tile, from shared memory.
+// The window rows of the root at (column, row) of the tile, from shared memory. The slots hold
+// the info word whole where the warp copied them as they are: the foreground is its low byte.
 struct TileWindowRows {
   const SharedTile& tile;
   std::uint32_t column, row;
   __device__ kernels3d::WindowRow operator()(int dy, int dz) const {
-    const auto& slots = tile.slots[dz][row + 1 + dy];
-    return {{slots[column], slots[column + 1], slots[column + 2]}};
+    const auto* slots = &tile.slots[dz][row + 1 + dy][column];
+    kernels3d::WindowRow window;
+    VOLCCL_UNROLL
+    for (int c = 0; c < 3; ++c) window.block[c] = {slots[c].slot, slots[c].foreground & 0xFFu};
+    return window;
   }
 };
 
-// Row r of the tile, dz-major (0 and kTileRows + 1: the rows before and after the tile's, then
-// the next layer's), that warp w copies in turn q: first its own row of the tile, w + 1, so that
-// it finds its roots in registers; then two of the eight others.
-__device__ __forceinline__ std::uint32_t copied_row(std::uint32_t w, std::uint32_t q) {
-  static_assert(kTileRows == 4, "four warps copy the 12 rows, three each");
-  if (q == 0) return w + 1;
-  if (q == 1) return w == 0 ? 0 : w + kTileRows;
-  return w + 2 * kTileRows;
-}
-
-// The tile's slots and its neighbourhood's, kNoKey outside the volume: 2 x (kTileRows + 2) rows of
-// 34 blocks, 32 blocks at a time and lanes 0 and 1 the last two, all loads issued before any
-// store. Where every block read keeps its info word next to its anchor slot (`pairs`: all but the
-// last column of blocks of a volume odd in x), one 8-byte load a block. Every thread takes part;
-// returns the slots of the thread's own block.
-__device__ kernels3d::BlockSlots copy_tile(const BlockForest& forest, std::uint32_t first_i,
-                                           std::uint32_t first_j, std::uint32_t k, bool pairs,
-                                           SharedTile& tile) {
-  constexpr std::uint32_t kRowsPerWarp = 3;
+// The tile's slots and its neighbourhood's, kNoKey outside the volume. Where every block read
+// keeps its info word next to its anchor slot (kPairs: all but the last column of blocks of a
+// volume odd in x), one 8-byte copy a block, all in flight at once (copy_async_8); the loads of
+// four warps, each waiting for one before the next, held 53 % of the stall samples (NOTES S-28).
+template <bool kPairs>
+__device__ void copy_tile(const BlockForest& forest, std::uint32_t first_i, std::uint32_t first_j,
+                          std::uint32_t k, SharedTile& tile) {
   const BlockGrid& grid = forest.grid;
-  const std::uint32_t lane = threadIdx.x, warp = threadIdx.y;
-  const auto read = [&](std::uint32_t i, std::uint32_t j, std::uint32_t kk, bool row_inside) {
-    const Block block{i, j, kk, 2 * kk * grid.slice + 2 * j * grid.row + 2 * i};
-    const bool inside = row_inside && i < grid.blocks_x;
-    if (pairs) {
-      const uint2 pair =
-          *reinterpret_cast<const uint2*>(forest.labels + (inside ? block.anchor : 0));
-      return inside ? kernels3d::BlockSlots{pair.x, pair.y & 0xFFu}
-                    : kernels3d::BlockSlots{kNoKey, 0};
-    }
-    return kernels3d::read_block(forest.mask, forest.labels, block.anchor,
-                                 kernels3d::info_offset(grid, block), inside);
-  };
-  kernels3d::BlockSlots main[kRowsPerWarp], last[kRowsPerWarp];
-  VOLCCL_UNROLL
-  for (std::uint32_t q = 0; q < kRowsPerWarp; ++q) {
-    const std::uint32_t r = copied_row(warp, q);
-    const std::uint32_t dz = r / (kTileRows + 2), j = first_j + r % (kTileRows + 2) - 1;
+  constexpr std::uint32_t kSlots = kCopiedRows * kCopiedColumns;
+  for (std::uint32_t s = threadIdx.x; s < kSlots; s += 32) {
+    const std::uint32_t r = s / kCopiedColumns, c = s % kCopiedColumns;
     // Row and column -1 wrap to 2^32 - 1: outside, as any beyond the grid.
-    const bool row_inside = j < grid.blocks_y && k + dz < grid.blocks_z;
-    main[q] = read(first_i + lane - 1, j, k + dz, row_inside);
-    last[q] = read(first_i + 31 + lane, j, k + dz, row_inside && lane < 2);
+    const std::uint32_t i = first_i + c - 1, j = first_j + r % (kTileRows + 2) - 1;
+    const std::uint32_t kk = k + r / (kTileRows + 2);
+    const bool inside = i < grid.blocks_x && j < grid.blocks_y && kk < grid.blocks_z;
+    const Block block{i, j, kk, 2 * kk * grid.slice + 2 * j * grid.row + 2 * i};
+    kernels3d::BlockSlots& slot = (&tile.slots[0][0][0])[s];
+    if (!kPairs) {
+      slot = kernels3d::read_block(forest.mask, forest.labels, block.anchor,
+                                   kernels3d::info_offset(grid, block), inside);
+    } else if (inside) {
+      copy_async_8(&slot, forest.labels + block.anchor);
+    } else {
+      slot = {kNoKey, 0};
+    }
   }
-  VOLCCL_UNROLL
-  for (std::uint32_t q = 0; q < kRowsPerWarp; ++q) {
-    const std::uint32_t r = copied_row(warp, q);
-    auto& slots = tile.slots[r / (kTileRows + 2)][r % (kTileRows + 2)];
-    slots[lane] = main[q];
-    if (lane < 2) slots[32 + lane] = last[q];
-  }
-  // The thread's own block is column lane + 1 of row warp + 1: lane + 1 of main[0] is its
-  // right-hand neighbour's, and lane 31's is last[0] of lane 0.
-  const std::uint32_t slot = __shfl_down_sync(kFullWarp, main[0].slot, 1);
-  const std::uint32_t foreground = __shfl_down_sync(kFullWarp, main[0].foreground, 1);
-  const std::uint32_t last_slot = __shfl_sync(kFullWarp, last[0].slot, 0);
-  const std::uint32_t last_foreground = __shfl_sync(kFullWarp, last[0].foreground, 0);
-  return lane == 31 ? kernels3d::BlockSlots{last_slot, last_foreground}
-                    : kernels3d::BlockSlots{slot, foreground};
+  wait_for_async_copies();
+  __syncwarp();
 }
 
 // Each root block stores its component's row from the blocks of its window.
-__global__ void __launch_bounds__(kTileThreads)
+__global__ void __launch_bounds__(32)
     store_root_rows(BlockForest forest, std::uint32_t first_layer, ComponentMoments* rows) {
   __shared__ SharedTile tile;
   wait_for_previous_kernel();
   const BlockGrid& grid = forest.grid;
   const std::uint32_t first_i = blockIdx.x * kTileColumns, first_j = blockIdx.y * kTileRows;
   const std::uint32_t k = first_layer + blockIdx.z;
-  const std::uint32_t lane = threadIdx.x, row = threadIdx.y;
+  const std::uint32_t lane = threadIdx.x;
   // The columns read, first_i - 1 to first_i + 32, all keep their info word next to their slot
   // unless the volume is odd in x and the last column is among them.
-  const kernels3d::BlockSlots own = copy_tile(
-      forest, first_i, first_j, k, grid.nx % 2 == 0 || first_i + 32 < grid.blocks_x - 1, tile);
+  if (grid.nx % 2 == 0 || first_i + 32 < grid.blocks_x - 1) {
+    copy_tile<true>(forest, first_i, first_j, k, tile);
+  } else {
+    copy_tile<false>(forest, first_i, first_j, k, tile);
+  }
 
-  // List the row's roots: a root's slot holds its own key.
-  const Block block = kernels3d::block_at(grid, first_i + lane, first_j + row, k);
-  const bool root =
-      own.slot != kNoKey && own.slot == kernels3d::first_voxel(grid, block, own.foreground);
-  const unsigned roots = __ballot_sync(kFullWarp, root);
-  if (root) tile.roots[row][__popc(roots & ((1u << lane) - 1))] = static_cast<std::uint8_t>(lane);
-  if (lane == 0) tile.root_count[row] = __popc(roots);
-  __syncthreads();
-
-  // The tile's roots in row order, warp w taking roots 32 w.., 32 (w + warps)..
-  std::uint32_t before[kTileRows + 1] = {0};
+  // List the roots: a root's slot holds its own key.
+  std::uint32_t root_count = 0;
   VOLCCL_UNROLL
-  for (std::uint32_t r = 0; r < kTileRows; ++r) before[r + 1] = before[r] + tile.root_count[r];
-  for (std::uint32_t base = row * 32; base < before[kTileRows]; base += kTileThreads) {
-    const std::uint32_t n = base + lane;
-    const bool active = n < before[kTileRows];
-    std::uint32_t root_row = 0, first_of_row = 0;
-    VOLCCL_UNROLL
-    for (std::uint32_t r = 1; r < kTileRows; ++r) {
-      if (n >= before[r]) {
-        root_row = r;
-        first_of_row = before[r];
-      }
+  for (std::uint32_t row = 0; row < kTileRows; ++row) {
+    const kernels3d::BlockSlots own = tile.slots[0][row + 1][lane + 1];
+    const Block block = kernels3d::block_at(grid, first_i + lane, first_j + row, k);
+    const bool root = own.slot != kNoKey &&
+                      own.slot == kernels3d::first_voxel(grid, block, own.foreground & 0xFFu);
+    const unsigned roots = __ballot_sync(kFullWarp, root);
+    if (root) {
+      tile.roots[root_count + __popc(roots & ((1u << lane) - 1))] =
+          static_cast<std::uint8_t>(row * kTileColumns + lane);
     }
-    const std::uint32_t column = active ? tile.roots[root_row][n - first_of_row] : 0;
-    const std::uint32_t key = tile.slots[0][root_row + 1][column + 1].slot;
+    root_count += __popc(roots);
+  }
+  __syncwarp();
+
+  for (std::uint32_t base = 0; base < root_count; base += 32) {
+    const bool active = base + lane < root_count;
+    const std::uint32_t position = active ? tile.roots[base + lane] : 0;
+    const std::uint32_t row = position / kTileColumns, column = position % kTileColumns;
+    const std::uint32_t key = tile.slots[0][row + 1][column + 1].slot;
     const kernels3d::PackedWindowSums sums = kernels3d::window_sums(
-        active ? key : kernels3d::kNoComponent, TileWindowRows{tile, column, root_row},
+        active ? key : kernels3d::kNoComponent, TileWindowRows{tile, column, row},
         [](std::uint32_t members) { return __reduce_or_sync(kFullWarp, members); });
-    if (!active) continue;
-    const std::uint32_t label = component_label(forest.root_bitmap, forest.words_before, key);
-    store_row(rows + label - 1,
-              kernels3d::window_moments(
-                  sums, kernels3d::block_at(grid, first_i + column, first_j + root_row, k)));
+    const std::uint32_t label =
+        active ? component_label(forest.root_bitmap, forest.words_before, key) : 1;
+    store_rows_of_warp(rows, active, label - 1,
+                       kernels3d::window_moments(
+                           sums, kernels3d::block_at(grid, first_i + column, first_j + row, k)),
+                       tile.staging);
   }
 }
 
@@ -206,11 +184,10 @@ cuda::DeviceMoments forest_moments(const BlockForest& forest, std::uint32_t coun
   cuda::DeviceMoments table = cuda::DeviceMoments::unwritten(count, stream);
   ComponentMoments* rows = table.data();
   const BlockGrid& grid = forest.grid;
-  launch_in_slabs(grid.blocks_x, grid.blocks_y, grid.blocks_z,
-                  [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-                    launch_after_previous(store_root_rows, blocks, threads, stream, forest, first,
-                                          rows);
-                  });
+  launch_in_slabs(
+      grid.blocks_x, grid.blocks_y, grid.blocks_z, [&](dim3 tiles, dim3, std::uint32_t first) {
+        launch_after_previous(store_root_rows, tiles, dim3(32), stream, forest, first, rows);
+      });
   return table;
 }
 

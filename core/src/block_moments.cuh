@@ -48,27 +48,13 @@ struct FusedFinalLabeling {
 };
 
 // Early's initialization on the GPU: every thread's record (`m` for node `node` where `has`),
-// stored by its warp together. The 32 records go through shared memory so that each store
-// writes 512 contiguous bytes, as a warp's nodes are consecutive, and every 32-byte sector
-// whole, padding included: strided field-by-field stores, which leave the last sector partly
-// written, ran at a fifth of the memory's bandwidth (bench/NOTES.md). Every thread takes part.
+// stored by its warp together (store_rows_of_warp), 512 contiguous bytes a store as a warp's
+// nodes are consecutive. Every thread takes part, in thread blocks of 128 threads.
 __device__ __forceinline__ void store_records(ComponentMoments* records, bool has,
                                               std::uint32_t node, const Moments& m) {
-  constexpr unsigned kWarps = 4;  // thread blocks of 128 threads, as kBlockSlots
-  // A padding part per record, so that the lanes' stores of their own records meet no bank
-  // conflicts.
-  __shared__ uint4 staging[kWarps][32][kRowParts + 1];
-  const unsigned lane = thread_rank() & 31, warp = thread_rank() >> 5;
-  row_parts(m, staging[warp][lane]);
-  __syncwarp();
-  constexpr unsigned kPerStore = 32 / kRowParts;  // records per store of the warp: 512 bytes
-  for (unsigned k = 0; k < 32 / kPerStore; ++k) {
-    const unsigned record = kPerStore * k + lane / kRowParts, part = lane % kRowParts;
-    const std::uint32_t target = __shfl_sync(kFullWarp, node, record);
-    if (__shfl_sync(kFullWarp, has ? 1 : 0, record) != 0) {
-      reinterpret_cast<uint4*>(records + target)[part] = staging[warp][record][part];
-    }
-  }
+  constexpr unsigned kWarps = 4;  // as kBlockSlots
+  __shared__ RowStaging<32> staging[kWarps];
+  store_rows_of_warp(records, has, node, m, staging[thread_rank() >> 5]);
 }
 
 // Once the equivalences are final (after the last compression, when every block's slot holds

@@ -82,6 +82,25 @@ __device__ inline void wait_for_previous_kernel() {
 #endif
 }
 
+// Copies 8 bytes (8-aligned) from global to shared memory; from compute capability 8.0 on
+// without registers and without waiting (cp.async), so that a warp can have dozens of copies in
+// flight: wait_for_async_copies() waits for the thread's own, then a __syncwarp or a barrier
+// shows them to the others.
+__device__ __forceinline__ void copy_async_8(void* shared, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(address), "l"(global) : "memory");
+#else
+  *static_cast<uint2*>(shared) = *static_cast<const uint2*>(global);
+#endif
+}
+
+__device__ __forceinline__ void wait_for_async_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 template <class... Parameters, class... Arguments>
 void launch_after_previous(void (*kernel)(Parameters...), dim3 blocks, dim3 threads,
                            cudaStream_t stream, Arguments&&... arguments) {

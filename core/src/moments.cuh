@@ -75,6 +75,38 @@ __device__ __forceinline__ void store_row(ComponentMoments* row, const Moments& 
   for (unsigned p = 0; p < kRowParts; ++p) reinterpret_cast<uint4*>(row)[p] = parts[p];
 }
 
+// Shared memory in which a warp stages kRows of its rows: a padding part per row, so that the
+// lanes' stores of their own rows meet no bank conflicts.
+template <unsigned kRows>
+using RowStaging = uint4[kRows][kRowParts + 1];
+
+// A warp's 32 rows (`m` for row `row` where `has`), stored together: through `staging`, kRows
+// at a time, so that each store of the warp writes four whole rows, 512 contiguous bytes where
+// the rows are consecutive, and every 32-byte sector whole. A lane storing its own row writes 16
+// of a sector's 32 bytes a store: strided field-by-field stores ran at a fifth of the memory's
+// bandwidth (bench/NOTES.md, LE and TM), and the forest's roots took 0.04 ms longer so (NOTES
+// S-28). Every lane of the warp takes part.
+template <unsigned kRows>
+__device__ __forceinline__ void store_rows_of_warp(ComponentMoments* rows, bool has,
+                                                   std::uint32_t row, const Moments& m,
+                                                   RowStaging<kRows>& staging) {
+  constexpr unsigned kPerStore = 32 / kRowParts;  // rows per store of the warp: 512 bytes
+  static_assert(32 % kRows == 0 && kRows % kPerStore == 0, "whole stores of whole rows");
+  const unsigned lane = thread_rank() & 31;
+  for (unsigned first = 0; first < 32; first += kRows) {
+    if (lane - first < kRows) row_parts(m, staging[lane - first]);
+    __syncwarp();
+    for (unsigned k = 0; k < kRows / kPerStore; ++k) {
+      const unsigned staged = kPerStore * k + lane / kRowParts, part = lane % kRowParts;
+      const std::uint32_t target = __shfl_sync(kFullWarp, row, first + staged);
+      if (__shfl_sync(kFullWarp, has ? 1 : 0, first + staged) != 0) {
+        reinterpret_cast<uint4*>(rows + target)[part] = staging[staged][part];
+      }
+    }
+    __syncwarp();
+  }
+}
+
 // Where a thread block's rows go: `add` takes a piece of a row that other pieces may join; a row
 // that no other piece joins (a component wholly inside the thread block's region) is stored into
 // `rows` directly. AtomicRows: the table was cleared, and every piece is added by atomics.
