@@ -35,7 +35,10 @@ With --statistics, each volume is also timed the CuPy way of getting volccl's st
 cupyx.scipy.ndimage.center_of_mass for the centroids and sum_labels of the coordinate products
 for the second moments, all on float64 weights (CuPy's fast path). Without bounding boxes:
 ndimage.minimum / maximum of the coordinates took up to 50 s per 512^3 volume on an H100, so
-the route is timed without them (a lower bound of CuPy's cost for volccl's numbers).
+the route is timed without them (a lower bound of CuPy's cost for volccl's numbers). On volumes
+over --statistics-max-components, --statistics-timeout S times one run of the route in a child
+process (its kernels compiled first on a small volume) and stops it after S seconds: the row then
+has lower_bound 1 and S as its time, a lower bound of the route's.
 """
 
 import argparse
@@ -43,6 +46,7 @@ import csv
 import pathlib
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -53,7 +57,7 @@ COLUMNS = [
     "volume", "dataset", "voxels", "density", "granularity", "x", "connectivity", "algorithm",
     "device", "runs", "median_ms", "min_ms", "max_ms", "components", "iterations", "floor_ms",
     "x_floor", "upload_ms", "download_ms", "allocation_ms", "initialization_ms", "merge_ms",
-    "compression_ms", "relabel_ms", "final_labeling_ms", "statistics_ms",
+    "compression_ms", "relabel_ms", "final_labeling_ms", "statistics_ms", "lower_bound",
 ]
 # The memory floor reads the uint8 mask once and writes the uint32 labels once.
 FLOOR_BYTES_PER_VOXEL = 1 + 4
@@ -84,6 +88,9 @@ def parse_arguments():
                         help="leave out CuPy's statistics route on volumes of more components "
                              "(its center_of_mass and sum_labels did not finish 2 runs on 3 M "
                              "components in 7 minutes)")
+    parser.add_argument("--statistics-timeout", type=float,
+                        help="on volumes over --statistics-max-components, time one run of the "
+                             "route, stopped after this many seconds (see above)")
     parser.add_argument("--statistics-runs", type=int, default=10,
                         help="timed runs of label + statistics per volume (10)")
     parser.add_argument("--cpu-runs", type=int, default=1,
@@ -97,6 +104,9 @@ def parse_arguments():
         parser.error("--runs and --cpu-runs must be at least 1 and --warmup at least 0")
     if arguments.bandwidth is not None and arguments.bandwidth <= 0:
         parser.error("--bandwidth must be positive")
+    if arguments.statistics_timeout is not None and (
+            arguments.statistics_max_components is None or arguments.statistics_timeout <= 0):
+        parser.error("--statistics-timeout must be positive and needs --statistics-max-components")
     return arguments
 
 
@@ -174,6 +184,33 @@ def cupy_moments(cupy, ndimage, labels, count):
     products = [ndimage.sum_labels(axes[i] * axes[j] * ones, labels, index)
                 for i in range(labels.ndim) for j in range(i, labels.ndim)]
     return counts, centroids, products
+
+
+def route_once(path, connectivity):
+    """The child process of --statistics-timeout: prints the milliseconds of one run of label +
+    cupy_moments on the volume at `path`, after a run on a small volume that compiles the
+    kernels."""
+    cupy, label, why_not = load_cupy()
+    if cupy is None:
+        raise SystemExit(why_not)
+    structure = STRUCTURES[connectivity]
+    volume = np.load(path)
+    time_cupy(cupy, label, np.ascontiguousarray(volume[:8, :8, :8]), structure, 1, 0,
+              statistics=True)
+    times, _ = time_cupy(cupy, label, volume, structure, 1, 0, statistics=True)
+    print(times[0])
+
+
+def time_route_with_timeout(path, connectivity, seconds):
+    """(milliseconds, False) of one run of CuPy's statistics route in a child process, or
+    (seconds in ms, True) when it did not finish in `seconds`."""
+    command = [sys.executable, __file__, "--route-once", str(path), str(connectivity)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=seconds,
+                              check=True)
+    except subprocess.TimeoutExpired:
+        return seconds * 1e3, True
+    return float(done.stdout.split()[-1]), False
 
 
 def number(value):
@@ -273,6 +310,9 @@ def check_labels(name, connectivity, volume, ours, cupy_count, reference, count)
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--route-once":
+        route_once(sys.argv[2], int(sys.argv[3]))
+        return 0
     arguments = parse_arguments()
     names = volume_names(arguments.dump_dir)
     if not names:
@@ -306,8 +346,20 @@ def main():
                   f"{min(times):10.3f} {max(times):10.3f} {count:11} {x_floor:>8}", flush=True)
             limit = arguments.statistics_max_components
             if arguments.statistics and limit is not None and count > limit:
-                print(f"{name:20} {'+moments':10} left out: {count} components, over "
-                      f"--statistics-max-components {limit}", flush=True)
+                if arguments.statistics_timeout is None:
+                    print(f"{name:20} {'+moments':10} left out: {count} components, over "
+                          f"--statistics-max-components {limit}", flush=True)
+                    continue
+                ms, cut = time_route_with_timeout(arguments.dump_dir / f"{name}.npy",
+                                                  arguments.connectivity,
+                                                  arguments.statistics_timeout)
+                row = timing_row(name, volume, arguments.connectivity, [ms], count,
+                                 arguments.bandwidth, "cupy-label+moments",
+                                 dataset=datasets.get(name, ""))
+                row["lower_bound"] = 1 if cut else 0
+                rows.append(row)
+                print(f"{name:20} {'+moments':10} {'>' if cut else ''}{ms:.3f} "
+                      f"(one run{', stopped' if cut else ''}) {count:11}", flush=True)
             elif arguments.statistics:
                 times, count = time_cupy(
                     cupy, label, volume, STRUCTURES[arguments.connectivity],

@@ -7,7 +7,8 @@ From volccl bench --statistics and bench/peers.py --statistics CSVs (rows ALGORI
 ALGORITHM+late|fused|early and cupy-label+moments), one table per connectivity, one line per
 volume and algorithm: the median ms of labeling alone, of labeling + statistics by each strategy
 with its ratio to labeling alone, CuPy's label + moments, and CuPy's median over volccl's fastest
-labeling + statistics on that volume.
+labeling + statistics on that volume. A CuPy time that is a lower bound (peers.py
+--statistics-timeout stopped the route) is shown as "> ms", and the speed-up as "> N x".
 """
 
 import argparse
@@ -22,6 +23,8 @@ STRATEGIES = ("late", "fused", "early")
 
 def print_table(rows):
     median = {(row["volume"], row["algorithm"]): float(row["median_ms"]) for row in rows}
+    at_least = {row["volume"] for row in rows
+                if row["algorithm"] == CUPY_STATISTICS and row.get("lower_bound") == "1"}
     volumes = list(dict.fromkeys(row["volume"] for row in rows))
     algorithms = list(dict.fromkeys(row["algorithm"] for row in rows
                                     if "+" not in row["algorithm"]
@@ -37,6 +40,7 @@ def print_table(rows):
             continue
         fastest = min(measured, key=measured.get)
         cupy = median.get((volume, CUPY_STATISTICS))
+        more = "> " if volume in at_least else ""
         for algorithm in algorithms:
             alone = median.get((volume, algorithm))
             if alone is None or not any(f"{algorithm}+{s}" in measured for s in STRATEGIES):
@@ -45,13 +49,14 @@ def print_table(rows):
             for strategy in STRATEGIES:
                 value = measured.get(f"{algorithm}+{strategy}")
                 cells.append("-" if value is None else f"{value:.3f} ({value / alone:.2f}x)")
-            cells.append("-" if cupy is None else f"{cupy:.2f}")
+            cells.append("-" if cupy is None else f"{more}{cupy:.2f}")
             value = measured.get(f"{algorithm}+late")
-            cells.append("-" if cupy is None or value is None else f"{cupy / value:.1f}x (late)")
+            cells.append("-" if cupy is None or value is None
+                         else f"{more}{cupy / value:.1f}x (late)")
             print("| " + " | ".join(cells) + " |")
         if cupy is not None:
-            print(f"| {volume} | fastest: {fastest} | | | | | {cupy:.2f} | "
-                  f"**{cupy / measured[fastest]:.1f}x** |")
+            print(f"| {volume} | fastest: {fastest} | | | | | {more}{cupy:.2f} | "
+                  f"**{more}{cupy / measured[fastest]:.1f}x** |")
 
 
 def main():

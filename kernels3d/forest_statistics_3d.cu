@@ -137,44 +137,96 @@ __global__ void __launch_bounds__(32)
   }
 }
 
+// Layers a warp labels in turn in label_and_add_far_blocks.
+constexpr std::uint32_t kFarLayers = 32;
+
 // FinalLabeling, and each far block adds itself to its component's row, stored by then. A warp
-// spans 32 consecutive blocks of one row of blocks: the far blocks of one component in it are
-// summed first, relative to the warp's first block, and one lane adds them.
+// spans 32 consecutive blocks of one row of blocks, in kFarLayers layers one after the other: the
+// far blocks of one component in a layer are summed first, relative to the warp's first block,
+// and one lane adds them. A large component is nearly all far blocks, and a warp's groups of
+// them all added to one row made the row's atomics the bottleneck: 1.5 ms more than the plain
+// final labeling for a ball of 17 M voxels in salt noise (NOTES S-28). So a warp holds the sums of
+// one component in shared memory and adds every later group of that component to them, large or
+// small (a component's edges make small groups). A group larger than the one that made the warp
+// take the component (the first such group of a layer) takes its place, and the held sums go to
+// their row then, or after the last layer. Salt noise's groups of one or two blocks keep to their
+// own atomics.
 __global__ void label_and_add_far_blocks(BlockForest forest, kernels3d::FinalLabeling labeling,
-                                         std::uint32_t first_layer, ComponentMoments* rows) {
+                                         std::uint32_t first_stack, ComponentMoments* rows) {
+  __shared__ detail::Moments held_sums[kLaunchRows];
   wait_for_previous_kernel();
   const BlockGrid& grid = forest.grid;
+  const std::uint32_t lane = threadIdx.x;
   const std::uint32_t first_i = blockIdx.x * blockDim.x;
-  const std::uint32_t i = first_i + threadIdx.x;
+  const std::uint32_t i = first_i + lane;
   const std::uint32_t j = blockIdx.y * blockDim.y + threadIdx.y;
-  const std::uint32_t k = first_layer + blockIdx.z;
-  const Block block = kernels3d::block_at(grid, i, j, k);
-  bool far = false;
-  std::uint32_t foreground = 0, label = 0;
-  if (i < grid.blocks_x && j < grid.blocks_y) {
-    const std::uint32_t parent = forest.labels[block.anchor];  // before the labels replace it
-    label = labeling.label_block(grid, block, &foreground);
-    far = label != 0 && !kernels3d::in_window(kernels3d::block_of(grid, parent), block);
-  }
-  const unsigned far_lanes = __ballot_sync(kFullWarp, far);
-  if (!far) return;
-  // Mostly one far block a warp: no match needed.
-  const unsigned group = __popc(far_lanes) == 1 ? far_lanes : __match_any_sync(far_lanes, label);
-  RelativeSums sums = kernels3d::no_relative_sums();
-  kernels3d::add_block(sums, foreground, 2 * static_cast<int>(threadIdx.x), 0, 0);
-  if (shares_label(group)) {
-    sums.count = __reduce_add_sync(group, sums.count);
-    for (int a = 0; a < 3; ++a) {
-      sums.sum[a] = __reduce_add_sync(group, sums.sum[a]);
-      sums.min[a] = __reduce_min_sync(group, sums.min[a]);
-      sums.max[a] = __reduce_max_sync(group, sums.max[a]);
+  const std::uint32_t first_k = (first_stack + blockIdx.z) * kFarLayers;
+  const std::uint32_t end_k = min(first_k + kFarLayers, grid.blocks_z);
+  const bool column_inside = i < grid.blocks_x && j < grid.blocks_y;
+  detail::Moments& held = held_sums[threadIdx.y];
+  // The same in every lane: the held component's label (0 while none) and its largest group.
+  std::uint32_t held_label = 0;
+  int held_size = 0;
+  for (std::uint32_t k = first_k; k < end_k; ++k) {
+    const Block block = kernels3d::block_at(grid, i, j, k);
+    bool far = false;
+    std::uint32_t foreground = 0, label = 0;
+    if (column_inside) {
+      const std::uint32_t parent = forest.labels[block.anchor];  // before the labels replace it
+      label = labeling.label_block(grid, block, &foreground);
+      far = label != 0 && !kernels3d::in_window(kernels3d::block_of(grid, parent), block);
     }
-    for (int p = 0; p < 6; ++p) {
-      sums.sum_products[p] = __reduce_add_sync(group, sums.sum_products[p]);
+    const unsigned far_lanes = __ballot_sync(kFullWarp, far);
+    if (far_lanes == 0) continue;
+    bool chosen = false;
+    int size = 0;
+    if (far) {
+      // Mostly one far block a warp: no match needed.
+      const unsigned group =
+          __popc(far_lanes) == 1 ? far_lanes : __match_any_sync(far_lanes, label);
+      RelativeSums sums = kernels3d::no_relative_sums();
+      kernels3d::add_block(sums, foreground, 2 * static_cast<int>(lane), 0, 0);
+      if (shares_label(group)) {
+        sums.count = __reduce_add_sync(group, sums.count);
+        for (int a = 0; a < 3; ++a) {
+          sums.sum[a] = __reduce_add_sync(group, sums.sum[a]);
+          sums.min[a] = __reduce_min_sync(group, sums.min[a]);
+          sums.max[a] = __reduce_max_sync(group, sums.max[a]);
+        }
+        for (int p = 0; p < 6; ++p) {
+          sums.sum_products[p] = __reduce_add_sync(group, sums.sum_products[p]);
+        }
+      }
+      const bool leader = lane == static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1);
+      size = __popc(group);
+      const bool merged = leader && label == held_label;
+      // The first group larger than the held one takes its place.
+      const unsigned larger = __ballot_sync(far_lanes, leader && !merged && size > held_size);
+      chosen = larger != 0 && lane == static_cast<unsigned>(__ffs(static_cast<int>(larger)) - 1);
+      detail::Moments absolute{};
+      if (leader) {
+        absolute = kernels3d::absolute_moments(sums, 2 * first_i, 2 * j, 2 * k);
+        if (merged) {
+          detail::merge(held, absolute);  // the layer's only group of that component
+        } else if (!chosen) {
+          add_atomically(rows[label - 1], absolute);
+        }
+      }
+      __syncwarp(far_lanes);
+      if (chosen) {
+        if (held_label != 0) add_atomically(rows[held_label - 1], held);
+        held = absolute;
+      }
     }
+    const unsigned chosen_lane = __ballot_sync(kFullWarp, chosen);
+    if (chosen_lane != 0) {
+      const int from = __ffs(static_cast<int>(chosen_lane)) - 1;
+      held_label = __shfl_sync(kFullWarp, label, from);
+      held_size = __shfl_sync(kFullWarp, size, from);
+    }
+    __syncwarp();
   }
-  if (threadIdx.x != static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1)) return;
-  add_atomically(rows[label - 1], kernels3d::absolute_moments(sums, 2 * first_i, 2 * j, 2 * k));
+  if (held_label != 0 && lane == 0) add_atomically(rows[held_label - 1], held);
 }
 
 }  // namespace
@@ -195,10 +247,11 @@ void label_adding_far_blocks(const BlockForest& forest, const kernels3d::FinalLa
                              const cuda::DeviceMoments& table, cudaStream_t stream) {
   const BlockGrid& grid = forest.grid;
   ComponentMoments* rows = table.data();
-  launch_in_slabs(grid.blocks_x, grid.blocks_y, grid.blocks_z,
-                  [&](dim3 blocks, dim3 threads, std::uint32_t first) {
+  const std::uint32_t stacks = (grid.blocks_z + kFarLayers - 1) / kFarLayers;
+  launch_in_slabs(grid.blocks_x, grid.blocks_y, stacks,
+                  [&](dim3 blocks, dim3 threads, std::uint32_t first_stack) {
                     launch_after_previous(label_and_add_far_blocks, blocks, threads, stream, forest,
-                                          labeling, first, rows);
+                                          labeling, first_stack, rows);
                   });
 }
 

@@ -327,9 +327,10 @@ TEST(DeviceStatistics, RufRunsOfVolumesAboveTwoToThe25Voxels) {
 // granularity 1 (a component per ~43 voxels) the rows come from the forest
 // (kernels3d/forest_statistics_3d.cu), with far blocks added by atomics in FinalLabeling; the
 // same noise crossed by lines along x every 37 rows and 11 slices gives warps of many far blocks
-// of one component, summed before they are added; at 60 %, granularity 8, the rows come from the
-// Late pass after FinalLabeling. Odd sizes everywhere, so blocks are cut on every far
-// face and the far corner's block is one voxel.
+// of one component, summed before they are added, and held by the warp from one line to the next
+// of another component; around a ball of radius 110, a component held by the warps across their
+// layers; at 60 %, granularity 8, the rows come from the Late pass after FinalLabeling. Odd sizes
+// everywhere, so blocks are cut on every far face and the far corner's block is one voxel.
 TEST(DeviceStatistics, BlockForestOfVolumesAboveTwoToThe25Voxels) {
   if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
   const std::uint32_t seed = test_seed();
@@ -337,13 +338,20 @@ TEST(DeviceStatistics, BlockForestOfVolumesAboveTwoToThe25Voxels) {
   const Extent3 extent{331, 323, 317};  // 33.9 M voxels
   ASSERT_GT(extent.voxel_count(), std::uint64_t{1} << 25);
   std::uint32_t volume_seed = seed;
-  for (const auto& [density, lines] :
-       {std::pair{0.05, false}, std::pair{0.05, true}, std::pair{0.6, false}}) {
+  enum class Added { nothing, lines, ball };
+  for (const auto& [density, added] :
+       {std::pair{0.05, Added::nothing}, std::pair{0.05, Added::lines},
+        std::pair{0.05, Added::ball}, std::pair{0.6, Added::nothing}}) {
     Volume volume = data::random_granular(extent, density, density < 0.1 ? 1 : 8, volume_seed++);
-    if (lines) {
-      for (std::uint64_t z = 0; z < extent.z; z += 11) {
-        for (std::uint64_t y = 0; y < extent.y; y += 37) {
-          std::fill_n(volume.voxels.begin() + (z * extent.y + y) * extent.x, extent.x, 1);
+    for (std::uint64_t z = 0; z < extent.z; ++z) {
+      for (std::uint64_t y = 0; y < extent.y; ++y) {
+        std::uint8_t* row = volume.voxels.data() + (z * extent.y + y) * extent.x;
+        if (added == Added::lines && z % 11 == 0 && y % 37 == 0) std::fill_n(row, extent.x, 1);
+        if (added != Added::ball) continue;
+        for (std::uint64_t x = 0; x < extent.x; ++x) {
+          const auto dx = static_cast<double>(x) - 165, dy = static_cast<double>(y) - 161;
+          const auto dz = static_cast<double>(z) - 158;
+          if (dx * dx + dy * dy + dz * dz < 110.0 * 110.0) row[x] = 1;
         }
       }
     }
@@ -361,7 +369,8 @@ TEST(DeviceStatistics, BlockForestOfVolumesAboveTwoToThe25Voxels) {
         ASSERT_GE(result.component_count, extent.voxel_count() / 64);
       }
       ASSERT_TRUE(tables_equal(voxel_sums(labels, extent, result.component_count), moments))
-          << "density " << density << (lines ? " with lines" : "") << ", " << to_string(algorithm);
+          << "density " << density << (added == Added::lines ? " with lines" : "")
+          << (added == Added::ball ? " around a ball" : "") << ", " << to_string(algorithm);
     }
   }
 }
