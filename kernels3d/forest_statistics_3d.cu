@@ -2,9 +2,9 @@
 // volumes of many components of a few voxels. There the Late pass over the label image
 // (core/src/moments_late.cu) spends its time per lane and per region (loads of masks and labels,
 // rounds, a shared table, a flush, a claim per row; bench/NOTES.md S-13 to S-23), not per
-// component. Here a thread takes a 2x2x2 block, sums are popcounts of foreground bytes, and each
-// component's row is written once, whole, by its root block; the few far blocks add to it by
-// atomics in FinalLabeling, which reads their slots anyway. No table to clear, no claims.
+// component. Here each component's root block sums the blocks of its window (popcounts of their
+// foreground bytes) and its row is written once, whole; the few far blocks add to it by atomics
+// in FinalLabeling, which reads their slots anyway. No table to clear, no claims.
 #include <cstdint>
 
 #include "cuda_support.cuh"
@@ -58,8 +58,8 @@ struct TileWindowRows {
 
 // The tile's slots and its neighbourhood's, kNoKey outside the volume. Where every block read
 // keeps its info word next to its anchor slot (kPairs: all but the last column of blocks of a
-// volume odd in x), one 8-byte copy a block, all in flight at once (copy_async_8); the loads of
-// four warps, each waiting for one before the next, held 53 % of the stall samples (NOTES S-28).
+// volume odd in x), one 8-byte copy a block, all in flight at once (copy_async_8). With the read
+// chosen per load, each load waited for the one before it: 53 % of the stall samples (NOTES S-28).
 template <bool kPairs>
 __device__ void copy_tile(const BlockForest& forest, std::uint32_t first_i, std::uint32_t first_j,
                           std::uint32_t k, SharedTile& tile) {
