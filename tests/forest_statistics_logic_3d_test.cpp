@@ -1,9 +1,11 @@
 // The forest pass's per-block logic (kernels3d/forest_statistics_logic_3d.h), which the GPU runs
 // only on volumes above 2^25 voxels with many components: BUF's and BKE's steps run here on the
 // CPU up to the ranking, then every root's window row and every far block's addition as the two
-// kernels make them (the far blocks summed per 32 blocks of a row, relative to the first), against
-// the voxel sums of the reference labeler's labels. Odd sizes, one-voxel dimensions, empty and
-// full volumes, checkerboards (diagonal contacts) and random densities x granularities.
+// kernels make them (the far blocks summed per 32 blocks of a row, relative to the first; the GPU
+// may add one component's sums of several layers together before they reach the row, which the
+// exact integer sums do not see), against the voxel sums of the reference labeler's labels. Odd
+// sizes, one-voxel dimensions, empty and full volumes, checkerboards (diagonal contacts) and random
+// densities x granularities.
 #include <gtest/gtest.h>
 
 #include <cstdint>
