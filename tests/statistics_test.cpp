@@ -293,6 +293,25 @@ TEST(DeviceStatistics, TablesStayOnTheDeviceAndMatchTheHost) {
   }
 }
 
+// The kernels access the caller's buffers in words of up to 16 bytes: cuda::label and
+// cuda::measure refuse pointers that are not 16-byte aligned, before any launch, and then work
+// on the aligned ones.
+TEST(DeviceStatistics, MisalignedDevicePointersAreRefused) {
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  const Extent3 extent{4, 2, 2};
+  const DeviceArray<std::uint8_t> device_mask(std::vector<std::uint8_t>(16 + 16, 1));
+  const DeviceArray<std::uint32_t> device_labels(std::vector<std::uint32_t>(16 + 4, kPoison));
+  cuda::DeviceMoments table;
+  EXPECT_THROW(cuda::label(device_mask.data() + 8, extent, device_labels.data()), InvalidArgument);
+  EXPECT_THROW(cuda::label(device_mask.data(), extent, device_labels.data() + 2), InvalidArgument);
+  EXPECT_THROW(cuda::label(device_mask.data() + 1, extent, device_labels.data(), table),
+               InvalidArgument);
+  EXPECT_THROW(cuda::measure(device_labels.data() + 1, extent, 1), InvalidArgument);
+  EXPECT_EQ(cuda::label(device_mask.data() + 16, extent, device_labels.data() + 4).component_count,
+            1u);
+  EXPECT_EQ(cuda::measure(device_labels.data() + 4, extent, 1).to_host().at(0).count, 16u);
+}
+
 // RUF measures from its runs. On volumes up to 2^25 voxels the pass is enqueued before the count
 // is known (the Statistics tests above); on larger ones RUF waits for the count first: rows
 // claimed by their first piece at 5 % (more components than the pass's regions), a cleared

@@ -395,6 +395,8 @@ LabelOptions checked_device_request(const std::uint8_t* device_mask, Extent3 ext
     throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
+  detail::require_device_alignment(device_mask, "volccl::cuda::label: the mask pointer");
+  detail::require_device_alignment(device_labels, "volccl::cuda::label: the label pointer");
   return detail::resolve_algorithm(requested, Backend::cuda);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,17 @@ __device__ inline void wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+// The kernels read and write the caller's device buffers in words of up to 16 bytes (uint4 loads,
+// 8-byte cp.async copies), so volccl::cuda's entry points refuse pointers that are not aligned to
+// 16 bytes, as cudaMalloc's and the pool's are (256): a misaligned word access would fail the
+// launch. `what` names the call and the buffer.
+inline void require_device_alignment(const void* pointer, const std::string& what) {
+  constexpr std::uintptr_t kWordBytes = 16;
+  if (reinterpret_cast<std::uintptr_t>(pointer) % kWordBytes != 0) {
+    throw InvalidArgument(what + " is not aligned to 16 bytes (as cudaMalloc's pointers are)");
+  }
 }
 
 // Copies 8 bytes (8-aligned) from global to shared memory; from compute capability 8.0 on

@@ -475,6 +475,7 @@ DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
     throw InvalidArgument("volccl::cuda::measure: null label pointer for a volume of " +
                           extent.to_string());
   }
+  detail::require_device_alignment(device_labels, "volccl::cuda::measure: the label pointer");
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   detail::DeviceBuffer<std::uint32_t> unknown(1, cuda_stream, "a word");
   VOLCCL_CUDA_CHECK(cudaMemsetAsync(unknown.data(), 0, sizeof(std::uint32_t), cuda_stream));

@@ -15,8 +15,9 @@ class LateBeforeCount;
 
 namespace volccl::cuda {
 
-// Labels `device_mask` into `device_labels` (both device memory, voxel_count() elements) on
-// `stream` (a cudaStream_t; nullptr is the default stream). Returns when the labels are
+// Labels `device_mask` into `device_labels` (both device memory, voxel_count() elements, aligned
+// to 16 bytes as cudaMalloc's pointers are) on `stream` (a cudaStream_t; nullptr is the default
+// stream). Returns when the labels are
 // complete. options.backend is ignored. Scratch memory comes from the stream-ordered pool,
 // which keeps it for the next call.
 LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
@@ -59,8 +60,8 @@ LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t
                   void* stream = nullptr);
 
 // The moments of an existing label image in device memory (0 background, 1..component_count;
-// a label's voxels need not be connected) by the Late pass. Waits for the stream; throws
-// InvalidArgument for a label above component_count.
+// a label's voxels need not be connected; aligned to 16 bytes) by the Late pass. Waits for the
+// stream; throws InvalidArgument for a label above component_count.
 DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
                       std::uint32_t component_count, void* stream = nullptr);
 
