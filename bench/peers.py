@@ -6,7 +6,7 @@ with scipy.
     python3 bench/peers.py DIR --connectivity 6 --csv bench_peers.csv \
         [--volccl-csv bench_volccl.csv] [--bandwidth GB/s]
 
-Timing (DESIGN.md, Performance): for every DIR/NAME.npy, the volume is copied to the device
+Timing (docs/design.md, Performance): for every DIR/NAME.npy, the volume is copied to the device
 once, then cupyx.scipy.ndimage.label with the structure of --connectivity (6, 18 or 26:
 scipy.ndimage.generate_binary_structure(3, 1), (3, 2) or (3, 3); 26 by default; or 4 or 8 for
 the 2D images: (2, 1) or (2, 2)) runs --warmup
@@ -34,11 +34,12 @@ With --statistics, each volume is also timed the CuPy way of getting volccl's st
 "cupy-label+moments", --statistics-runs runs): label, then bincount for the voxel counts,
 cupyx.scipy.ndimage.center_of_mass for the centroids and sum_labels of the coordinate products
 for the second moments, all on float64 weights (CuPy's fast path). Without bounding boxes:
-ndimage.minimum / maximum of the coordinates took up to 50 s per 512^3 volume on an H100, so
-the route is timed without them (a lower bound of CuPy's cost for volccl's numbers). On volumes
-over --statistics-max-components, --statistics-timeout S times one run of the route in a child
-process (its kernels compiled first on a small volume) and stops it after S seconds: the row then
-has lower_bound 1 and S as its time, a lower bound of the route's.
+ndimage.minimum / maximum of the coordinates took far longer than everything else on large
+volumes of many components, so the route is timed without them (a lower bound of CuPy's cost
+for volccl's numbers). On volumes over --statistics-max-components, --statistics-timeout S
+times one run of the route in a child process (its kernels compiled first on a small volume)
+and stops it after S seconds: the row then has lower_bound 1 and S as its time, a lower bound
+of the route's.
 """
 
 import argparse

@@ -1,15 +1,15 @@
 // CUDA backend of the 2D block-based labelers BUF, BUF-IC, BKE and BKE-IC (BUF/BKE paper Sec.
 // 5.1-5.2, Alg. 2) at 8-connectivity: one thread per 2x2 block, one kernel per step of
-// block_logic_2d.h, then the raster-order ranking of the roots (raster_rank.h) with a CUB scan,
-// then FinalLabeling.
+// kernels/block_forest.h on block_logic_2d.h's blocks, then the raster-order ranking of the roots
+// (raster_rank.h) with a CUB scan, then FinalLabeling.
 #include <algorithm>
 #include <cstdint>
 
-#include "block_moments.cuh"
-#include "buf_bke_steps.h"
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
+#include "kernels/block_moments.cuh"
+#include "kernels/buf_bke_steps.h"
 #include "kernels2d/block_logic_2d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -46,16 +46,16 @@ void launch(const BlockGrid& grid, cudaStream_t stream, const Step& step) {
 
 }  // namespace
 
-LabelResult label_buf_bke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                  const LabelOptions& options, void* stream_handle,
-                                  cuda::DeviceMoments* moments) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
-  const BlockGrid grid = kernels2d::make_block_grid(extent);
+LabelResult label_buf_bke_2d_cuda(const DeviceLabelCall& call) {
+  DeviceLabeling labeling(call);
+  const BlockGrid grid = kernels2d::make_block_grid(call.extent);
   const auto launch_step = [&](const auto& step) { launch(grid, labeling.stream(), step); };
   const std::uint64_t blocks = std::uint64_t{grid.blocks_x} * grid.blocks_y;
   BlockStatistics<kernels2d::BufBkeSteps, decltype(launch_step)> run(
-      labeling, launch_step, mask, labels, blocks, moments, options.statistics_strategy);
-  return label_buf_bke<kernels2d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
+      labeling, launch_step, call.mask, call.labels, blocks, call.moments,
+      call.options.statistics_strategy);
+  return label_buf_bke<kernels2d::BufBkeSteps>(labeling, run, call.mask, call.labels,
+                                               call.options.algorithm);
 }
 
 }  // namespace volccl::detail

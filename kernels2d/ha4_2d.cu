@@ -5,9 +5,9 @@
 // (Alg. 5). Every kernel sees a row a chunk at a time, as a mask from __ballot_sync.
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels2d/ha4_logic_2d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -303,13 +303,14 @@ void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeo
 
 }  // namespace
 
-LabelResult label_ha4_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                              const LabelOptions& options, void* stream_handle) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
+LabelResult label_ha4_2d_cuda(const DeviceLabelCall& call) {
+  DeviceLabeling labeling(call);
   kernels2d::ha4::with_variant(
-      options, extent, [&](auto connectivity, auto mask_type, const ImageGeometry& geometry) {
+      call.options, call.extent,
+      [&](auto connectivity, auto mask_type, const ImageGeometry& geometry) {
         using Mask = typename decltype(mask_type)::type;
-        label_image<decltype(connectivity)::value, Mask>(mask, labels, geometry, labeling);
+        label_image<decltype(connectivity)::value, Mask>(call.mask, call.labels, geometry,
+                                                         labeling);
       });
   return labeling.finish();
 }

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends.h"
-#include "cpu_parallel.h"
 #include "kernels2d/ha4_logic_2d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -199,13 +199,14 @@ void label_image(const std::uint8_t* mask, std::uint32_t* labels, const ImageGeo
 
 }  // namespace
 
-LabelResult label_ha4_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options) {
-  HostLabeling labeling(extent, options);
+LabelResult label_ha4_2d_cpu(const HostLabelCall& call) {
+  HostLabeling labeling(call.extent, call.options);
   kernels2d::ha4::with_variant(
-      options, extent, [&](auto connectivity, auto mask_type, const ImageGeometry& geometry) {
+      call.options, call.extent,
+      [&](auto connectivity, auto mask_type, const ImageGeometry& geometry) {
         using Mask = typename decltype(mask_type)::type;
-        label_image<decltype(connectivity)::value, Mask>(mask, labels, geometry, labeling);
+        label_image<decltype(connectivity)::value, Mask>(call.mask, call.labels, geometry,
+                                                         labeling);
       });
   return labeling.finish();
 }

@@ -26,9 +26,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/raster_rank.h"
-#include "volccl/detail/union_find.h"
+#include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
+#include "runtime/union_find.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels2d::ha4 {
@@ -37,8 +37,7 @@ namespace volccl::kernels2d::ha4 {
 constexpr std::uint32_t kStripRows = 4;
 // Columns of a strip labeled by one block. The paper loops over the whole width; a block per
 // span gives the GPU more warps on images of a few thousand rows, at the price of the cuts that
-// border merging joins. 128, 256 and 512 measured within 5 % of each other at 2048^2
-// (bench/NOTES.md, 2D-2).
+// border merging joins. Spans of 128, 256 and 512 measured about the same (bench/notes/2d.md).
 constexpr std::uint32_t kSpanPixels = 512;
 
 template <class Mask>

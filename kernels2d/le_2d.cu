@@ -3,11 +3,11 @@
 // memory, as the paper assumes HLE and KLE do, Sec. V-B2) to decide on the next iteration.
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels2d/le_logic_2d.h"
 #include "kernels2d/le_tm_statistics_2d.cuh"
 #include "kernels2d/pixel_launch.cuh"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -30,30 +30,13 @@ __global__ void for_each_pixel_flagged(PixelGrid grid, std::uint32_t first_row, 
   if (threadIdx.x == 0 && threadIdx.y == 0 && block_changed) *changed = 1;
 }
 
-// The host's copy of the change flag, page-locked and allocated once per host thread.
-class PinnedFlag {
- public:
-  PinnedFlag() { VOLCCL_CUDA_CHECK(cudaMallocHost(&flag_, sizeof(std::uint32_t))); }
-  ~PinnedFlag() { cudaFreeHost(flag_); }
-  PinnedFlag(const PinnedFlag&) = delete;
-  PinnedFlag& operator=(const PinnedFlag&) = delete;
-  std::uint32_t* get() const { return flag_; }
-
- private:
-  std::uint32_t* flag_ = nullptr;
-};
-
-std::uint32_t* pinned_flag() {
-  thread_local PinnedFlag flag;
-  return flag.get();
-}
-
 template <int Connectivity>
 LabelResult label_le(DeviceLabeling& labeling, PixelStatistics& statistics, const PixelGrid& grid,
                      const std::uint8_t* mask, std::uint32_t* labels) {
   const cudaStream_t stream = labeling.stream();
   const DeviceBuffer<std::uint32_t> changed(1, stream, "the LE change flag");
-  std::uint32_t* const host_changed = pinned_flag();
+  const PinnedWord changed_on_host;
+  std::uint32_t* const host_changed = changed_on_host.host();
   const auto run = [&](const auto& step) { launch_per_pixel(grid, stream, step); };
   const auto scan = [&](const auto& step) {
     VOLCCL_CUDA_CHECK(cudaMemsetAsync(changed.data(), 0, sizeof(std::uint32_t), stream));
@@ -70,14 +53,15 @@ LabelResult label_le(DeviceLabeling& labeling, PixelStatistics& statistics, cons
 
 }  // namespace
 
-LabelResult label_le_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options, void* stream_handle,
-                             cuda::DeviceMoments* moments) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
-  const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  PixelStatistics statistics(labeling, grid, mask, labels, moments, options.statistics_strategy);
-  return options.connectivity == 4 ? label_le<4>(labeling, statistics, grid, mask, labels)
-                                   : label_le<8>(labeling, statistics, grid, mask, labels);
+LabelResult label_le_2d_cuda(const DeviceLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  DeviceLabeling labeling(call);
+  const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
+  PixelStatistics statistics(labeling, grid, mask, labels, call.moments,
+                             call.options.statistics_strategy);
+  return call.options.connectivity == 4 ? label_le<4>(labeling, statistics, grid, mask, labels)
+                                        : label_le<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

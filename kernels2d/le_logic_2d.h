@@ -33,8 +33,8 @@
 #include <cstdint>
 
 #include "kernels2d/uf_ke_logic_2d.h"
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/raster_rank.h"
+#include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels2d {
@@ -153,8 +153,8 @@ LabelResult label_le(Labeling& labeling, Statistics& statistics, const Run& run,
     ++iterations;
   }
   labeling.rank();
-  statistics.final_labeling(run,
-                            FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  statistics.final_labeling(
+      run, PixelFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   LabelResult result = labeling.finish();
   result.iterations = iterations;

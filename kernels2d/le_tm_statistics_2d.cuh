@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "block_moments.cuh"
-#include "cuda_support.cuh"
+#include "kernels/block_moments.cuh"
+#include "runtime/cuda_support.cuh"
 #include "kernels2d/le_tm_statistics_2d.h"
 #include "kernels2d/pixel_launch.cuh"
 #include "volccl/cuda.h"
@@ -51,7 +51,7 @@ class PixelStatistics {
   // the final labeling also sums the moments. The table's size is the component count, which
   // the host waits for.
   template <class Run>
-  void final_labeling(const Run& run, const kernels2d::FinalLabeling& step) {
+  void final_labeling(const Run& run, const kernels2d::PixelFinalLabeling& step) {
     if (moments_ == nullptr) {
       run(step);
       return;

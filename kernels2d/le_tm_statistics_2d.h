@@ -1,6 +1,6 @@
 // The statistics of LE and TM, whose union-find nodes are pixels (LE/TM paper Sec. III): a pixel
 // as a node of the Early and Fused steps that the block labelers' 2x2 blocks also go through
-// (core/src/early_moments.h, core/src/block_moments.cuh), found there by argument-dependent
+// (kernels/early_moments.h, kernels/block_moments.cuh), found there by argument-dependent
 // lookup. Early: every pixel's record starts with its own moments (Eq. 3); once the
 // equivalences are final every pixel adds its record to its root's, and the roots' records are
 // gathered in label order. Fused: the final labeling sums its pixels. The hooks into the step
@@ -11,8 +11,8 @@
 #include <cstdint>
 
 #include "kernels2d/uf_ke_logic_2d.h"
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/moments.h"
+#include "runtime/host_device.h"
+#include "runtime/moments.h"
 
 namespace volccl::kernels2d {
 
@@ -36,7 +36,7 @@ VOLCCL_HD detail::Origin block_origin(const Pixel& pixel) { return {pixel.x, pix
 
 // FinalLabeling with the block labelers' interface (label_block), for the Fused statistics.
 struct LabelPixel {
-  FinalLabeling labeling;
+  PixelFinalLabeling labeling;
   VOLCCL_HD std::uint32_t label_block(const PixelGrid& grid, const Pixel& pixel,
                                       std::uint32_t* foreground) const {
     labeling(grid, pixel);

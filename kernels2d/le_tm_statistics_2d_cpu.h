@@ -9,11 +9,11 @@
 #include <new>
 #include <vector>
 
-#include "cpu_parallel.h"
-#include "early_moments.h"
+#include "kernels/early_moments.h"
 #include "kernels2d/le_tm_statistics_2d.h"
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/moments.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/host_device.h"
+#include "runtime/moments.h"
 
 namespace volccl::detail {
 
@@ -37,7 +37,7 @@ class HostPixelStatistics {
   }
 
   template <class Run>
-  void final_labeling(const Run& run, const kernels2d::FinalLabeling& step) {
+  void final_labeling(const Run& run, const kernels2d::PixelFinalLabeling& step) {
     if (table_ != nullptr) {
       transfer_to_roots();
       table_->assign(labeling_.component_count(), ComponentMoments{});

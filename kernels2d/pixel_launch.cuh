@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_support.cuh"
+#include "runtime/cuda_support.cuh"
 #include "kernels2d/uf_ke_logic_2d.h"
 
 namespace volccl::detail {

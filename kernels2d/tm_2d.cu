@@ -4,11 +4,11 @@
 // Compression and labeling with a thread per pixel in 32 x 4 thread blocks.
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels2d/le_tm_statistics_2d.cuh"
 #include "kernels2d/pixel_launch.cuh"
 #include "kernels2d/tm_logic_2d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -64,14 +64,15 @@ LabelResult label_tm(DeviceLabeling& labeling, PixelStatistics& statistics, cons
 
 }  // namespace
 
-LabelResult label_tm_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options, void* stream_handle,
-                             cuda::DeviceMoments* moments) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
-  const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  PixelStatistics statistics(labeling, grid, mask, labels, moments, options.statistics_strategy);
-  return options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
-                                   : label_tm<8>(labeling, statistics, grid, mask, labels);
+LabelResult label_tm_2d_cuda(const DeviceLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  DeviceLabeling labeling(call);
+  const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
+  PixelStatistics statistics(labeling, grid, mask, labels, call.moments,
+                             call.options.statistics_strategy);
+  return call.options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
+                                        : label_tm<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

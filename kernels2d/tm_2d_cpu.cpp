@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends.h"
-#include "cpu_parallel.h"
 #include "kernels2d/le_tm_statistics_2d_cpu.h"
 #include "kernels2d/tm_logic_2d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -65,14 +65,14 @@ LabelResult label_tm(HostLabeling& labeling, HostPixelStatistics& statistics, co
 
 }  // namespace
 
-LabelResult label_tm_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                            const LabelOptions& options,
-                            std::vector<ComponentMoments>* early_statistics) {
-  HostLabeling labeling(extent, options);
-  const PixelGrid grid = kernels2d::make_pixel_grid(extent);
-  HostPixelStatistics statistics(labeling, grid, mask, labels, early_statistics);
-  return options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
-                                   : label_tm<8>(labeling, statistics, grid, mask, labels);
+LabelResult label_tm_2d_cpu(const HostLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  HostLabeling labeling(call.extent, call.options);
+  const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
+  HostPixelStatistics statistics(labeling, grid, mask, labels, call.early_statistics);
+  return call.options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
+                                        : label_tm<8>(labeling, statistics, grid, mask, labels);
 }
 
 }  // namespace volccl::detail

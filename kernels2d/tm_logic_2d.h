@@ -20,8 +20,8 @@
 #include <cstdint>
 
 #include "kernels2d/uf_ke_logic_2d.h"
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/union_find.h"
+#include "runtime/host_device.h"
+#include "runtime/union_find.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels2d {
@@ -269,11 +269,11 @@ LabelResult label_tm(Labeling& labeling, Statistics& statistics, const RunTiles&
     run_items(TmCompressBorders{labels, merge}, merge.border_pixels(grid));
     labeling.end_step(&StepTimings::compression_ms);
   }
-  run_pixels(Compress{labels, labeling.root_bitmap()});
+  run_pixels(PixelCompress{labels, labeling.root_bitmap()});
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
-  statistics.final_labeling(run_pixels,
-                            FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  statistics.final_labeling(
+      run_pixels, PixelFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   LabelResult result = labeling.finish();
   result.iterations = levels;

@@ -3,19 +3,18 @@
 // CUB scan.
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels2d/pixel_launch.cuh"
 #include "kernels2d/uf_ke_logic_2d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 
-LabelResult label_uf_ke_2d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                const LabelOptions& options, void* stream_handle) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
-  const kernels2d::PixelGrid grid = kernels2d::make_pixel_grid(extent);
+LabelResult label_uf_ke_2d_cuda(const DeviceLabelCall& call) {
+  DeviceLabeling labeling(call);
+  const kernels2d::PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
   const auto run = [&](const auto& step) { launch_per_pixel(grid, labeling.stream(), step); };
-  return kernels2d::label_uf_ke(labeling, run, mask, labels, options);
+  return kernels2d::label_uf_ke(labeling, run, call.mask, call.labels, call.options);
 }
 
 }  // namespace volccl::detail

@@ -3,9 +3,9 @@
 // the same atomics.
 #include <cstdint>
 
-#include "backends.h"
-#include "cpu_parallel.h"
 #include "kernels2d/uf_ke_logic_2d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -25,12 +25,11 @@ void for_each_pixel(const PixelGrid& grid, unsigned threads, const Step& step) {
 
 }  // namespace
 
-LabelResult label_uf_ke_2d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                               const LabelOptions& options) {
-  HostLabeling labeling(extent, options);
-  const PixelGrid grid = kernels2d::make_pixel_grid(extent);
+LabelResult label_uf_ke_2d_cpu(const HostLabelCall& call) {
+  HostLabeling labeling(call.extent, call.options);
+  const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
   const auto run = [&](const auto& step) { for_each_pixel(grid, labeling.threads(), step); };
-  return kernels2d::label_uf_ke(labeling, run, mask, labels, options);
+  return kernels2d::label_uf_ke(labeling, run, call.mask, call.labels, call.options);
 }
 
 }  // namespace volccl::detail

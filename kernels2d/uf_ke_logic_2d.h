@@ -22,9 +22,9 @@
 
 #include <cstdint>
 
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/raster_rank.h"
-#include "volccl/detail/union_find.h"
+#include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
+#include "runtime/union_find.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels2d {
@@ -207,7 +207,7 @@ void with_connectivity(int connectivity, const Run& run, Args... args) {
 
 // Compression (Alg. 1's Compress on every pixel); with a bitmap, also marks the roots for the
 // ranking.
-struct Compress {
+struct PixelCompress {
   std::uint32_t* labels;
   std::uint32_t* root_bitmap;  // nullptr: do not mark
   VOLCCL_HD void operator()(const PixelGrid&, const Pixel& pixel) const {
@@ -221,7 +221,7 @@ struct Compress {
 };
 
 // FinalLabeling: the root of each foreground pixel becomes its component's consecutive label.
-struct FinalLabeling {
+struct PixelFinalLabeling {
   std::uint32_t* labels;
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;
@@ -241,7 +241,7 @@ LabelResult label_uf_ke(Labeling& labeling, const Run& run, const std::uint8_t* 
   if (options.algorithm == Algorithm::ke) {
     with_connectivity<KeInitialize>(options.connectivity, run, mask, labels);
     labeling.end_step(&StepTimings::initialization_ms);
-    run(Compress{labels, nullptr});
+    run(PixelCompress{labels, nullptr});
     labeling.end_step(&StepTimings::compression_ms);
     with_connectivity<KeReduce>(options.connectivity, run, mask, labels);
     labeling.end_step(&StepTimings::merge_ms);
@@ -251,10 +251,10 @@ LabelResult label_uf_ke(Labeling& labeling, const Run& run, const std::uint8_t* 
     with_connectivity<UfMerge>(options.connectivity, run, mask, labels);
     labeling.end_step(&StepTimings::merge_ms);
   }
-  run(Compress{labels, labeling.root_bitmap()});
+  run(PixelCompress{labels, labeling.root_bitmap()});
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
-  run(FinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
+  run(PixelFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
 }

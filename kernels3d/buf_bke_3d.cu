@@ -1,15 +1,17 @@
 // CUDA backend of the 3D block-based labelers BUF, BUF-IC, BKE and BKE-IC (BUF/BKE paper Sec.
-// 5.1-5.3, Alg. 2): one thread per 2x2x2 block, one kernel per step of block_logic_3d.h, then
-// the raster-order ranking of the roots (raster_rank.h, raster_rank.cu), then FinalLabeling.
+// 5.1-5.3, Alg. 2): one thread per 2x2x2 block, one kernel per step of kernels/block_forest.h on
+// block_logic_3d.h's blocks, then the raster-order ranking of the roots (raster_rank.h,
+// raster_rank.cu), then FinalLabeling.
 #include <cstdint>
 #include <type_traits>
 
-#include "block_moments.cuh"
-#include "buf_bke_steps.h"
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
+#include "kernels/block_moments.cuh"
+#include "kernels/buf_bke_steps.h"
 #include "kernels3d/block_logic_3d.h"
 #include "kernels3d/forest_statistics_3d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
+#include "runtime/late_moments.h"
 
 namespace volccl::detail {
 namespace {
@@ -79,10 +81,13 @@ class LateStatistics {
 
 }  // namespace
 
-LabelResult label_buf_bke_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                  const LabelOptions& options, void* stream_handle,
-                                  cuda::DeviceMoments* moments) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
+LabelResult label_buf_bke_3d_cuda(const DeviceLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  const Extent3 extent = call.extent;
+  std::uint32_t* const labels = call.labels;
+  const LabelOptions& options = call.options;
+  cuda::DeviceMoments* const moments = call.moments;
+  DeviceLabeling labeling(call);
   const BlockGrid grid = kernels3d::make_block_grid(extent);
   const auto launch_step = [&](const auto& step) { launch(grid, labeling.stream(), step); };
   if (moments != nullptr && options.statistics_strategy == StatisticsStrategy::late) {

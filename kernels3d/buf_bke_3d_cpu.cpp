@@ -1,12 +1,12 @@
-// CPU backend of the 3D block-based labelers: the per-block steps of block_logic_3d.h run over
-// rows of blocks split among threads, one fork-join per kernel of the GPU version, with the
-// same atomics, so both backends produce the same labels.
+// CPU backend of the 3D block-based labelers: the per-block steps of kernels/block_forest.h on
+// block_logic_3d.h's blocks run over rows of blocks split among threads, one fork-join per kernel
+// of the GPU version, with the same atomics, so both backends produce the same labels.
 #include <cstdint>
 
-#include "backends.h"
-#include "buf_bke_steps.h"
-#include "cpu_parallel.h"
+#include "kernels/buf_bke_steps.h"
 #include "kernels3d/block_logic_3d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -23,12 +23,12 @@ void for_each_block(const BlockGrid& grid, unsigned threads, const Step& step) {
 
 }  // namespace
 
-LabelResult label_buf_bke_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                                 const LabelOptions& options) {
-  HostLabeling labeling(extent, options);
-  const BlockGrid grid = kernels3d::make_block_grid(extent);
+LabelResult label_buf_bke_3d_cpu(const HostLabelCall& call) {
+  HostLabeling labeling(call.extent, call.options);
+  const BlockGrid grid = kernels3d::make_block_grid(call.extent);
   const auto run = [&](const auto& step) { for_each_block(grid, labeling.threads(), step); };
-  return label_buf_bke<kernels3d::BufBkeSteps>(labeling, run, mask, labels, options.algorithm);
+  return label_buf_bke<kernels3d::BufBkeSteps>(labeling, run, call.mask, call.labels,
+                                               call.options.algorithm);
 }
 
 }  // namespace volccl::detail

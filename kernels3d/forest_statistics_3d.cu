@@ -1,17 +1,17 @@
 // BUF's and BKE's Late statistics from their block forest (forest_statistics_logic_3d.h), for
 // volumes of many components of a few voxels. There the Late pass over the label image
-// (core/src/moments_late.cu) spends its time per lane and per region (loads of masks and labels,
+// (runtime/late_moments.cu) spends its time per lane and per region (loads of masks and labels,
 // rounds, a shared table, a flush, a claim per row; bench/NOTES.md S-13 to S-23), not per
 // component. Here each component's root block sums the blocks of its window (popcounts of their
 // foreground bytes) and its row is written once, whole; the few far blocks add to it by atomics
 // in FinalLabeling, which reads their slots anyway. No table to clear, no claims.
 #include <cstdint>
 
-#include "cuda_support.cuh"
+#include "runtime/cuda_support.cuh"
 #include "kernels3d/forest_statistics_3d.h"
 #include "kernels3d/forest_statistics_logic_3d.h"
-#include "moments.cuh"
-#include "volccl/detail/raster_rank.h"
+#include "runtime/moments.cuh"
+#include "runtime/raster_rank.h"
 
 namespace volccl::detail {
 namespace {

@@ -1,7 +1,6 @@
 // The Late statistics of BUF's and BKE's components taken from their block forest while it still
 // exists, between the ranking of the roots and FinalLabeling, for volumes of many small
-// components (bench/NOTES.md, S-27). Written once for the CUDA kernels
-// (forest_statistics_3d.cu) and the CPU test.
+// components. Written once for the CUDA kernels (forest_statistics_3d.cu) and the CPU test.
 //
 // Every block's anchor slot holds its root's key (the component's first voxel) once the last
 // Compression has run, so a component's blocks are the blocks whose slot holds that key. The root
@@ -10,14 +9,14 @@
 // blocks (i - 1..i + 1, j - 1..j + 1, k..k + 1), whose slot holds its key, and stores the
 // component's row whole: no table to clear, no shared table, no atomics. A block of the
 // component outside W(root) (a far block) adds itself to the row by atomics, after every row is
-// stored. At 5 % density and granularity 1, 7 % of the components have far blocks.
+// stored; in volumes of small components such blocks are few.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels3d/block_logic_3d.h"
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/moments.h"
+#include "runtime/host_device.h"
+#include "runtime/moments.h"
 
 namespace volccl::kernels3d {
 
@@ -101,10 +100,10 @@ VOLCCL_HD bool in_window(const Block& root, const Block& block) {
 }
 
 // Where a block keeps its info word, from its anchor: its first voxel after the anchor
-// (block_logic_3d.h's info_slot); 0 for a block of one voxel, which keeps none.
+// (kernels/block_forest.h's info_slot); 0 for a block of one voxel, which keeps none.
 VOLCCL_HD std::uint32_t info_offset(const BlockGrid& grid, const Block& block) {
   std::uint32_t slot = block.anchor;
-  return info_slot(grid, block, &slot) ? slot - block.anchor : 0;
+  return kernels::info_slot<Dim3>(grid, block, &slot) ? slot - block.anchor : 0;
 }
 
 // A block's anchor slot and foreground voxels.
@@ -132,7 +131,7 @@ VOLCCL_HD BlockSlots read_block(const std::uint8_t* mask, const std::uint32_t* l
 // so no field overflows into the next (count < 2^8, sum x, y < 2^10, sum z < 2^9, sum zz < 2^11,
 // the other sums of products < 2^12); and the foreground bytes of the members in each column,
 // row and slice of blocks, for the bounding box. Adding a block is then a few multiply-adds by
-// constants of its position (the kernel is bound by instruction issue: NOTES S-27).
+// constants of its position (the kernel is bound by instruction issue).
 struct PackedWindowSums {
   std::uint32_t count_x_y;                       // count at 0, sum x at 8, sum y at 18
   std::uint32_t z_zz_xz;                         // sum z at 0, sum zz at 9, sum xz at 20

@@ -1,5 +1,5 @@
 // CUDA backend of RUF, the 3D union-find over the runs of the rows (ruf_logic_3d.h): one kernel
-// per step, then the raster-order ranking of the root runs (core/src/raster_rank.cu).
+// per step, then the raster-order ranking of the root runs (runtime/raster_rank.cu).
 // Initialization gives each row a group of lanes (as many as its words, up to a warp), which scan
 // the runs' counts along the row with shuffles, and a block a tile of rows, united in shared
 // memory; Merge takes a thread per word (or part of one), Compression half a warp per row,
@@ -7,10 +7,11 @@
 // (ruf_statistics_3d.cu) runs before the runs are freed.
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels3d/ruf_logic_3d.h"
 #include "kernels3d/ruf_statistics_3d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
+#include "runtime/late_moments.h"
 
 namespace volccl::detail {
 namespace {
@@ -222,11 +223,10 @@ QuadLaunch quad_launch(const RunGrid& grid, std::uint32_t rows_per_thread) {
 
 // Merge's threads per word, as a power of two: 1 where its words fill half the device's threads,
 // up to 8 on smaller volumes. A thread makes the Unions of its columns in sequence; split over 8
-// threads, the ~7 Unions a word of a random 512^3 volume made Merge 40 % slower (a warp waits for
-// its busiest lane), but on the 65 K words of a 128^3 Hilbert curve, where too few threads ran to
-// hide the walks, 2.7 times faster (bench/NOTES.md, RUF). On the 120 K words of Merge's rows at
-// 256^3, 2 threads a word instead of 8 took Merge from 20 to 16 us at granularity 8 and from 40
-// to 44 at granularity 1 (RUF-14).
+// threads, the several Unions a word of a large random volume made Merge slower (a warp waits for
+// its busiest lane), but on the few words of a small Hilbert curve, where too few threads ran to
+// hide the walks, much faster. The bound, half the device's threads, is where the two balanced on
+// the volumes in between (bench/notes/union-find-3d.md).
 int merge_log2_parts(std::uint64_t words) {
   const std::uint64_t enough = device_traits().resident_threads / 2;
   int log2 = 0;
@@ -241,10 +241,11 @@ unsigned blocks_for(std::uint64_t threads) {
 // `moments`: not null, the statistics from the runs (ruf_statistics_3d.cu), before the runs are
 // freed.
 template <int Connectivity>
-LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                      const LabelOptions& options, cudaStream_t stream_handle,
-                      cuda::DeviceMoments* moments) {
-  const RunGrid grid = kernels3d::make_run_grid(extent);
+LabelResult label_ruf(const DeviceLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  cuda::DeviceMoments* const moments = call.moments;
+  const RunGrid grid = kernels3d::make_run_grid(call.extent);
   const std::uint64_t word_count = kernels3d::row_word_count(grid);
   // The rows' words and the union-find nodes (one per possible run) share the ranking's
   // allocation, which Initialization clears: a bitmap of the run keys, half the voxels' (half as
@@ -253,7 +254,7 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   const std::size_t words_offset = scratch.reserve<RowWord>(word_count);
   const std::size_t parents_offset =
       scratch.reserve<std::uint32_t>(kernels3d::run_slot_count(grid));
-  DeviceLabeling labeling(extent, options, stream_handle, kernels3d::run_slot_count(grid), scratch,
+  DeviceLabeling labeling(call, kernels3d::run_slot_count(grid), scratch,
                           DeviceLabeling::Clear::by_labeler);
   const cudaStream_t stream = labeling.stream();
   auto* const words = labeling.scratch<RowWord>(words_offset);
@@ -294,21 +295,20 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
     // The count sizes the table: the host waits for the ranking only, while FinalLabeling runs.
     *moments = ruf_run_moments(runs, labeling.count_when_ranked(), stream);
     labeling.end_step(&StepTimings::statistics_ms);
-  } else {
-    labeling.measure_runs(runs);
+  } else if (LateBeforeCount* late = labeling.late_before_count();
+             late != nullptr && late->wanted()) {
+    late->measure_with(ruf_run_regions(grid),
+                       [runs, stream](ComponentMoments* rows, const std::uint32_t* device_count) {
+                         ruf_run_moments_before_count(runs, rows, device_count, stream);
+                       });
   }
   return labeling.finish();
 }
 
 }  // namespace
 
-LabelResult label_ruf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                              const LabelOptions& options, void* stream,
-                              cuda::DeviceMoments* moments) {
-  const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  return options.connectivity == 6
-             ? label_ruf<6>(mask, extent, labels, options, cuda_stream, moments)
-             : label_ruf<18>(mask, extent, labels, options, cuda_stream, moments);
+LabelResult label_ruf_3d_cuda(const DeviceLabelCall& call) {
+  return call.options.connectivity == 6 ? label_ruf<6>(call) : label_ruf<18>(call);
 }
 
 }  // namespace volccl::detail

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "backends.h"
-#include "cpu_parallel.h"
 #include "kernels3d/ruf_logic_3d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -129,10 +129,10 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
 
 }  // namespace
 
-LabelResult label_ruf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options) {
-  return options.connectivity == 6 ? label_ruf<6>(mask, extent, labels, options)
-                                   : label_ruf<18>(mask, extent, labels, options);
+LabelResult label_ruf_3d_cpu(const HostLabelCall& call) {
+  return call.options.connectivity == 6
+             ? label_ruf<6>(call.mask, call.extent, call.labels, call.options)
+             : label_ruf<18>(call.mask, call.extent, call.labels, call.options);
 }
 
 }  // namespace volccl::detail

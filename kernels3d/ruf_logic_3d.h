@@ -4,8 +4,8 @@
 // Why runs: HA4 (HA4 paper Sec. IV-A, IV-B) makes the nodes of its union-find the segments
 // (runs) of a row, found from a bitmask of the row's pixels, and unites only the starts of
 // segments. UFB's nodes are x-pairs of voxels (ufb_logic_3d.h), one slot per pair whether
-// foreground or not: 256 MB written, read back and walked at 512^3, and about 0.8 ms of memory-
-// bound passes before any Union (bench/NOTES.md, UFB-3, UFB-4..7). RUF keeps a row as 32-voxel
+// foreground or not: 256 MB written, read back and walked at 512^3, in memory-bound passes
+// before any Union (bench/notes/union-find-3d.md). RUF keeps a row as 32-voxel
 // words of foreground bits and numbers the row's runs from those bits; the union-find slots are
 // the runs', so a volume of coarse objects has a few slots per row (a random 512^3 volume at
 // granularity 8 has 3.5 M runs against UFB's 33.5 M pairs, 14 MB of parents that stay in L2).
@@ -26,21 +26,19 @@
 // elsewhere already join. Compression points every run at its root and marks the roots;
 // FinalLabeling labels each word's voxels from its runs' roots.
 //
-// Measured (H100, bench/RESULTS.md and bench/NOTES.md "RUF", "RUF-11..14"): at 6, random 512^3
-// d 30 % takes 1.12 / 0.47 ms at granularity 1 / 8 against UFB's 1.58 / 1.15 and CuPy's 15.0 /
-// 6.2 (13.3x / 13.0x), 256^3 0.174 / 0.086 ms (13.1x / 14.1x), connectomics 0.48 ms against
-// UFB's 1.44; the tiles took 15 % off at granularity 1. At 18 RUF wins at granularity 8 and on the
-// real volumes, but at granularity 1 a warp's lanes wait for the one with the most Unions and RUF
-// takes twice UFB's time (whose 2x2x1 blocks take the rows' contacts in), so `auto` takes RUF at 6
-// and UFB at 18.
+// Why `auto` takes RUF at 6 and UFB at 18 (bench/RESULTS.md, bench/notes/union-find-3d.md): at
+// 6 RUF is faster than UFB on the random and the real volumes, the tiles helping most at
+// granularity 1. At 18 RUF wins at granularity 8 and on the real volumes, but at granularity 1 a
+// warp's lanes wait for the one with the most Unions and RUF falls well behind UFB (whose 2x2x1
+// blocks take the rows' contacts in).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/raster_rank.h"
-#include "volccl/detail/union_find.h"
+#include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
+#include "runtime/union_find.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels3d {
@@ -90,12 +88,12 @@ inline int ceil_log2(std::uint32_t value) {
 // GPU block's shared memory, where a Union costs a few cycles instead of an L2 round trip, and
 // Merge makes only the Unions between rows of different tiles (at 256^3 a tile of 8 x 8 rows
 // holds 7/8 of the overlaps above and of those behind; blocks of 512 threads, whose tiles are
-// twice those of 256, made RUF 2-5 % faster, bench/NOTES.md RUF-13). A tile is a block's rows,
-// kInitThreads / lanes, most of them in y; within it a run's key is row_in_tile * 2^log2_capacity +
-// its index in the row, ordered as the global keys, so that the tile's roots are the runs Union
-// would leave. Rows of more than kWarpLanes words (nx > 1024) take one-row tiles: Merge makes every
-// Union. A tile's slots: kInitThreads / lanes rows of at most 16 runs a lane (a word holds 16
-// runs).
+// twice those of 256, leave Merge fewer Unions: bench/notes/union-find-3d.md). A tile is a
+// block's rows, kInitThreads / lanes, most of them in y; within it a run's key is
+// row_in_tile * 2^log2_capacity + its index in the row, ordered as the global keys, so that the
+// tile's roots are the runs Union would leave. Rows of more than kWarpLanes words (nx > 1024) take
+// one-row tiles: Merge makes every Union. A tile's slots: kInitThreads / lanes rows of at most 16
+// runs a lane (a word holds 16 runs).
 constexpr std::uint32_t kTileSlots = kInitThreads * kWordVoxels / 2;
 
 struct RunTiling {
@@ -171,8 +169,8 @@ struct RunForest {
 
 // A tile's forest, in the GPU block's shared memory. There its Unions write the slots by
 // atomicMin alone: Find does not halve paths, whose plain stores would race with the other lanes'
-// loads (racecheck reports them; without them the tile's Unions were no slower, bench/NOTES.md
-// RUF-11). The CPU backend's worker unites a tile alone and halves them. union_find.h reaches
+// loads (racecheck reports them; without them the tile's Unions were no slower). The CPU
+// backend's worker unites a tile alone and halves them. union_find.h reaches
 // these by argument-dependent lookup.
 struct TileSlot {
   std::uint32_t* address;
@@ -324,7 +322,7 @@ struct RowViews {
 // change whether it is made; a row the caller does not hold is empty and skips nothing.
 // `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
 // A Union call per kind of contact, inlined: one call site in a loop over the kinds, or the
-// Unions of a warp shared out over its lanes, were slower on the GPU (bench/NOTES.md, RUF-12).
+// Unions of a warp shared out over its lanes, were slower on the GPU.
 template <int Connectivity, class Forest>
 struct RunUnions {
   Forest forest;
@@ -437,9 +435,9 @@ VOLCCL_HD std::uint32_t key_in_volume(const RunGrid& grid, const RunTiling& tili
 // a tile's first slice (z a multiple of the tile's depth) and, in its other slices, the rows at a
 // tile's first y and, under 18, at its last (whose row below behind is in the next tile): 23 % of
 // the rows at 256^3 at 6. Merge's threads are numbered over them, tile slab by tile slab along z,
-// so that the others cost no thread (when a thread per word exited for them, 77 % of Merge's
-// threads did nothing; bench/NOTES.md, RUF-14). Slots numbered past the volume's rows (a partial
-// last tile) are `inside` false.
+// so that the others cost no thread (when a thread per word exited for them, most of Merge's
+// threads did nothing). Slots numbered past the volume's rows (a partial last tile) are `inside`
+// false.
 struct MergeRows {
   std::uint32_t per_slice = 1;  // row slots of a slice past a tile's first
   std::uint32_t per_slab = 1;   // of a slab of slices one tile deep: ny + (depth - 1) per_slice
@@ -561,7 +559,7 @@ VOLCCL_HD std::uint32_t compress_runs(std::uint32_t* parents, const std::uint32_
 // FinalLabeling by quads of four voxels of a word, quad q its voxels 4 q .. 4 q + 3: each voxel
 // takes the label of its run's root (the runs were compressed), background 0. Four voxels, so that
 // a warp's threads store consecutive 16-byte parts of the labels (a thread per word stored 128
-// bytes, its warp's stores 128 bytes apart, and ran at a third of the memory's bandwidth).
+// bytes, its warp's stores 128 bytes apart, and ran far below the memory's bandwidth).
 constexpr std::uint32_t kQuadVoxels = 4;
 constexpr std::uint32_t kQuadsPerWord = kWordVoxels / kQuadVoxels;
 

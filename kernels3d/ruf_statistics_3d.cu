@@ -2,9 +2,10 @@
 // image. The issue's Late pass sums "each run, for run-based labelers"; HA4 gathers its
 // statistics from the segments of its rows in the same way (HA4 paper Sec. IV-D, Alg. 6).
 //
-// Why not the label image: the generic Late pass (core/src/moments_late.cu) reads 4 bytes of
-// label and 1 of mask per voxel and offers a lane's 8 voxels label by label; RUF labels a 512^3
-// volume in 0.42-1.56 ms, and that pass took 0.15-1.74 ms more (1.56-2.67x at 6, bench/RESULTS.md).
+// Why not the label image: the generic Late pass (runtime/late_moments.cu) reads 4 bytes of
+// label and 1 of mask per voxel and offers a lane's 8 voxels label by label; after RUF's fast
+// labeling, that pass added a large part of the labeling's time again, on some volumes more than
+// the labeling itself (bench/notes/statistics.md).
 // Here a lane takes a 32-voxel word of a row from RUF's RowWords (8 bytes), and each segment of
 // its foreground (a run's part in the word) is one round: its sums in closed form, its component
 // the root of its run (parents[key], compressed), so that lanes match by root and only a region's
@@ -18,13 +19,13 @@
 // stores a component lying wholly in the region and adds the others by atomics (moments.cuh).
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
+#include "runtime/labeler.h"
+#include "runtime/cuda_support.cuh"
 #include "kernels3d/ruf_logic_3d.h"
 #include "kernels3d/ruf_statistics_3d.h"
 #include "kernels3d/ruf_statistics_logic_3d.h"
-#include "moments.cuh"
-#include "volccl/detail/raster_rank.h"
+#include "runtime/moments.cuh"
+#include "runtime/raster_rank.h"
 
 namespace volccl::detail {
 namespace {
@@ -141,7 +142,7 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
     }
     const unsigned group = __match_any_sync(kFullWarp, current_key);
     // As in the generic pass, only lanes that share a root reduce: a reduction over a partial
-    // mask loops over the distinct masks of the lanes that call it (NOTES S-7).
+    // mask loops over the distinct masks of the lanes that call it.
     if (has && shares_label(group)) {
       sums.count_x = __reduce_add_sync(group, sums.count_x);
       sums.y_yy = __reduce_add_sync(group, sums.y_yy);

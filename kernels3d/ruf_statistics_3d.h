@@ -6,11 +6,21 @@
 
 #include <cstdint>
 
-#include "cuda_backends.h"
+#include "kernels3d/ruf_logic_3d.h"
 #include "volccl/cuda.h"
 #include "volccl/statistics.h"
 
 namespace volccl::detail {
+
+// What RUF leaves once its roots are ranked: the rows' words, every run pointing at its root, and
+// the ranking of the roots.
+struct RufRuns {
+  kernels3d::RunGrid grid;
+  const kernels3d::RowWord* words;
+  const std::uint32_t* parents;
+  const std::uint32_t* root_bitmap;
+  const std::uint32_t* words_before;
+};
 
 // The moments of the `count` components, a row each, enqueued on `stream`.
 cuda::DeviceMoments ruf_run_moments(const RufRuns& runs, std::uint32_t count, cudaStream_t stream);
@@ -18,8 +28,9 @@ cuda::DeviceMoments ruf_run_moments(const RufRuns& runs, std::uint32_t count, cu
 // Thread blocks of the pass: with at most as many components it adds into a cleared table.
 std::uint32_t ruf_run_regions(const kernels3d::RunGrid& grid);
 
-// The pass before the host knows the count (LateBeforeCount): `rows`, ruf_run_regions() of them,
-// cleared for the `*device_count` components; nothing where there are more.
+// The pass before the host knows the count (LateBeforeCount::measure_with): `rows`,
+// ruf_run_regions() of them, cleared for the `*device_count` components; nothing where there are
+// more.
 void ruf_run_moments_before_count(const RufRuns& runs, ComponentMoments* rows,
                                   const std::uint32_t* device_count, cudaStream_t stream);
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "kernels3d/ruf_logic_3d.h"
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/moments.h"
+#include "runtime/host_device.h"
+#include "runtime/moments.h"
 
 namespace volccl::kernels3d {
 

@@ -1,11 +1,11 @@
 // CUDA backend of UF, the 3D voxel union-find for 6-, 18- and 26-connectivity (uf_logic_3d.h):
 // one thread per 4 voxels, a warp per 128-voxel segment of a row, one kernel per step, then the
-// raster-order ranking of the roots (core/src/raster_rank.cu).
+// raster-order ranking of the roots (runtime/raster_rank.cu).
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels3d/uf_logic_3d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -84,17 +84,18 @@ void launch_per_voxel(const VoxelGrid& grid, cudaStream_t stream, const Step& st
 
 }  // namespace
 
-LabelResult label_uf_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options, void* stream_handle) {
-  DeviceLabeling labeling(extent, options, static_cast<cudaStream_t>(stream_handle));
+LabelResult label_uf_3d_cuda(const DeviceLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  DeviceLabeling labeling(call);
   const cudaStream_t stream = labeling.stream();
-  const VoxelGrid grid = kernels3d::make_voxel_grid(extent);
+  const VoxelGrid grid = kernels3d::make_voxel_grid(call.extent);
 
   launch_over_slices(grid, kVoxelsPerThread, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
     initialize<<<blocks, threads, 0, stream>>>(mask, grid, first, kernels3d::UfInitialize{labels});
   });
   labeling.end_step(&StepTimings::initialization_ms);
-  kernels3d::with_merge_step(options.connectivity, mask, labels,
+  kernels3d::with_merge_step(call.options.connectivity, mask, labels,
                              [&](const auto& merge) { launch_per_voxel(grid, stream, merge); });
   labeling.end_step(&StepTimings::merge_ms);
   launch_per_quad(grid, stream, kernels3d::UfCompress{labels, labeling.root_bitmap()});

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backends.h"
-#include "cpu_parallel.h"
 #include "kernels3d/uf_logic_3d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -65,15 +65,16 @@ void initialize(const std::uint8_t* mask, std::uint32_t* labels, const VoxelGrid
 
 }  // namespace
 
-LabelResult label_uf_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                            const LabelOptions& options) {
-  HostLabeling labeling(extent, options);
-  const VoxelGrid grid = kernels3d::make_voxel_grid(extent);
+LabelResult label_uf_3d_cpu(const HostLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  HostLabeling labeling(call.extent, call.options);
+  const VoxelGrid grid = kernels3d::make_voxel_grid(call.extent);
   const unsigned threads = labeling.threads();
 
   initialize(mask, labels, grid, threads);
   labeling.end_step(&StepTimings::initialization_ms);
-  kernels3d::with_merge_step(options.connectivity, mask, labels,
+  kernels3d::with_merge_step(call.options.connectivity, mask, labels,
                              [&](const auto& merge) { for_each_voxel(grid, threads, merge); });
   labeling.end_step(&StepTimings::merge_ms);
   for_each_quad(grid, threads, kernels3d::UfCompress{labels, labeling.root_bitmap()});

@@ -18,9 +18,9 @@
 
 #include <cstdint>
 
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/raster_rank.h"
-#include "volccl/detail/union_find.h"
+#include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
+#include "runtime/union_find.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels3d {

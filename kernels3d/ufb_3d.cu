@@ -1,11 +1,11 @@
 // CUDA backend of UFB, the 3D union-find over the pairs of 2x2x1 blocks (ufb_logic_3d.h): a warp
 // per segment of 32 blocks of a row, one kernel per step, then the raster-order ranking of the root
-// pairs (core/src/raster_rank.cu).
+// pairs (runtime/raster_rank.cu).
 #include <cstdint>
 
-#include "cuda_backends.h"
-#include "cuda_support.cuh"
 #include "kernels3d/ufb_logic_3d.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -13,16 +13,17 @@ namespace {
 using kernels3d::PairBlock;
 using kernels3d::PairGrid;
 
-// Thread blocks of kLaunchRows = 4 rows of blocks (cuda_support.cuh): 8 and 16 rows measured no
-// faster (bench/NOTES.md, UFB). Merge at 18 may take two slices a thread block (merge_depth).
+// Thread blocks of kLaunchRows = 4 rows of blocks (cuda_support.cuh): 8 and 16 rows were no
+// faster (bench/notes/union-find-3d.md). Merge at 18 may take two slices a thread block
+// (merge_depth).
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
 static_assert(kernels3d::kBlocksPerSegment == kWarp, "a segment is a warp's blocks");
 
 // Rows of blocks per thread in the steps bound by memory (Initialization, root marking,
 // FinalLabeling): a thread issues the loads of all its rows before it uses any, so that more bytes
-// are in flight than one block's 4 (bench/NOTES.md, UFB-2). Merge takes one row: with two, its
-// Unions diverge more and it ran 15-60 % slower.
+// are in flight than one block's 4 (bench/notes/union-find-3d.md). Merge takes one row: with two,
+// its Unions diverge more and it ran slower.
 constexpr std::uint32_t kRowsPerThread = 2;
 
 // Block row `r` of the thread's `Rows`: a warp covers one segment of a row of blocks
@@ -160,9 +161,9 @@ void launch_over_slices(const PairGrid& grid, Launch launch, std::uint32_t depth
 
 // Slices a thread block of Merge covers. Two under 18 when the device holds the blocks of eight
 // slices or more at once: Merge then reads the slice below a block from L1 more often, and
-// adjacent slices ran at the same time anyway (256^3: 167 against 179 us). Where fewer slices fit,
-// slices ran nearly one after the other, and two to a thread block made Merge slower (512^3 and
-// the connectomics volume, 5-10 %), as under 6 (bench/NOTES.md, UFB-12).
+// adjacent slices ran at the same time anyway, so Merge got faster. Where fewer slices fit,
+// slices ran nearly one after the other, and two to a thread block made Merge slower (the larger
+// volumes), as under 6 (bench/notes/union-find-3d.md).
 template <int Connectivity>
 std::uint32_t merge_depth(const PairGrid& grid) {
   const std::uint64_t slice_blocks = std::uint64_t{grid.pairs_x} * grid.blocks_y;
@@ -170,15 +171,15 @@ std::uint32_t merge_depth(const PairGrid& grid) {
 }
 
 template <int Connectivity>
-LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                      const LabelOptions& options, cudaStream_t stream_handle) {
-  const PairGrid grid = kernels3d::make_pair_grid(extent);
+LabelResult label_ufb(const DeviceLabelCall& call) {
+  const std::uint8_t* const mask = call.mask;
+  std::uint32_t* const labels = call.labels;
+  const PairGrid grid = kernels3d::make_pair_grid(call.extent);
   // The union-find nodes (one per pair of voxels) share the ranking's allocation, which
   // Initialization clears.
   Scratch scratch;
   const std::size_t parents_offset = scratch.reserve<std::uint32_t>(kernels3d::pair_count(grid));
-  DeviceLabeling labeling(extent, options, stream_handle, 0, scratch,
-                          DeviceLabeling::Clear::by_labeler);
+  DeviceLabeling labeling(call, 0, scratch, DeviceLabeling::Clear::by_labeler);
   const cudaStream_t stream = labeling.stream();
   auto* const parents = labeling.scratch<std::uint32_t>(parents_offset);
 
@@ -219,11 +220,8 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
 
 }  // namespace
 
-LabelResult label_ufb_3d_cuda(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                              const LabelOptions& options, void* stream) {
-  const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  return options.connectivity == 6 ? label_ufb<6>(mask, extent, labels, options, cuda_stream)
-                                   : label_ufb<18>(mask, extent, labels, options, cuda_stream);
+LabelResult label_ufb_3d_cuda(const DeviceLabelCall& call) {
+  return call.options.connectivity == 6 ? label_ufb<6>(call) : label_ufb<18>(call);
 }
 
 }  // namespace volccl::detail

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "backends.h"
-#include "cpu_parallel.h"
 #include "kernels3d/ufb_logic_3d.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/labeler.h"
 
 namespace volccl::detail {
 namespace {
@@ -95,10 +95,10 @@ LabelResult label_ufb(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
 
 }  // namespace
 
-LabelResult label_ufb_3d_cpu(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                             const LabelOptions& options) {
-  return options.connectivity == 6 ? label_ufb<6>(mask, extent, labels, options)
-                                   : label_ufb<18>(mask, extent, labels, options);
+LabelResult label_ufb_3d_cpu(const HostLabelCall& call) {
+  return call.options.connectivity == 6
+             ? label_ufb<6>(call.mask, call.extent, call.labels, call.options)
+             : label_ufb<18>(call.mask, call.extent, call.labels, call.options);
 }
 
 }  // namespace volccl::detail

@@ -30,9 +30,9 @@
 
 #include <cstdint>
 
-#include "volccl/detail/host_device.h"
-#include "volccl/detail/raster_rank.h"
-#include "volccl/detail/union_find.h"
+#include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
+#include "runtime/union_find.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels3d {
@@ -193,7 +193,7 @@ struct UfbInitialize18 {
 // one before, that begins at a lane's first piece (its only piece, or the first column of a split
 // block) or at a split block's second column, and ends at a split block's first column or at the
 // lane before the next unlinked one. That takes 32-bit lane masks (four votes), where columns
-// would take 64-bit masks (bench/NOTES.md, UFB-8). Every pair points at its run's smallest key:
+// would take 64-bit masks. Every pair points at its run's smallest key:
 // the top pair of its first piece with a top voxel, or without one the bottom pair of its first
 // piece.
 
@@ -380,8 +380,8 @@ VOLCCL_HD bool window_is_interior(const PairGrid& grid, const PairBlock& block) 
 // Whether window_foreground may read the window's rows as words: the reads of nonzero_bytes4
 // stay inside the mask (make_pair_grid). That holds for almost every block, those at the volume's
 // x faces too: the positions there that wrap around to the next or the previous row are dropped
-// by `wanted`. Reading those blocks' windows a byte at a time kept two lanes busy in half of
-// Merge's warps at 256^3 (bench/NOTES.md, UFB-11).
+// by `wanted`. Reading those blocks' windows a byte at a time kept a lane or two busy while the
+// rest of their warp waited, in many of Merge's warps (bench/notes/union-find-3d.md).
 VOLCCL_HD bool window_rows_readable(const PairGrid& grid, const PairBlock& block) {
   return block.voxel >= grid.words_first && block.voxel <= grid.words_last;
 }
@@ -542,7 +542,8 @@ struct UfbMerge {
 // No Compression pass: after Merge a root is a pair whose slot holds its own key, which one
 // streaming read of the slots finds (UfbRoots), and FinalLabeling walks each block's key to its
 // root, the trees being shallow after Merge's path halving. A Compression pass would walk the
-// same paths and write the slots back, one more pass over the node array (bench/NOTES.md, UFB-2).
+// same paths and write the slots back, one more pass over the node array
+// (bench/notes/union-find-3d.md).
 
 // The block's pairs that are roots: bit 0 the top pair, bit 1 the bottom pair (under 18 never
 // both: a bottom pair below a top pair with foreground hangs under it).

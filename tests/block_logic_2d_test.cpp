@@ -1,5 +1,6 @@
-// Properties of the 2D block logic (kernels2d/block_logic_2d.h) that the labelers rely on and
-// that the labeling tests could miss because they hold only for rare configurations.
+// Properties of the 2D block logic (kernels2d/block_logic_2d.h, kernels/block_forest.h) that the
+// labelers rely on and that the labeling tests could miss because they hold only for rare
+// configurations.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 namespace volccl::test {
 namespace {
 
-using kernels2d::dilate_in_square;
+using kernels2d::Dim2;
 using kernels2d::kLowerNeighbourBlocks;
 using kernels2d::kPixelNeighbourhood;
 
@@ -25,8 +26,8 @@ std::uint32_t square_box(const int low[2], const int high[2]) {
 
 bool connected(std::uint32_t positions) {
   std::uint32_t reached = positions & (~positions + 1);  // the lowest position
-  for (std::uint32_t grown = dilate_in_square(reached) & positions; grown != reached;
-       grown = dilate_in_square(reached) & positions) {
+  for (std::uint32_t grown = Dim2::dilate(reached) & positions; grown != reached;
+       grown = Dim2::dilate(reached) & positions) {
     reached = grown;
   }
   return reached == positions;
@@ -68,7 +69,7 @@ TEST(BlockLogic2d, NeighbourOfEachLowerPosition) {
   const int expected[16] = {0, 1, 1, 2, 3, -1, -1, -1, 3, -1, -1, -1, -1, -1, -1, -1};
   for (int p = 0; p < 16; ++p) {
     if ((kLowerNeighbourBlocks >> p) & 1) {
-      EXPECT_EQ(kernels2d::neighbour_at(p), expected[p]) << "position " << p;
+      EXPECT_EQ(Dim2::neighbour_at(p), expected[p]) << "position " << p;
     } else {
       EXPECT_EQ(expected[p], -1) << "position " << p;
     }

@@ -1,5 +1,6 @@
-// Properties of the 3D block logic (kernels3d/block_logic_3d.h) that the labelers rely on and
-// that the labeling tests could miss because they hold only for rare configurations.
+// Properties of the 3D block logic (kernels3d/block_logic_3d.h, kernels/block_forest.h) that the
+// labelers rely on and that the labeling tests could miss because they hold only for rare
+// configurations.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 namespace volccl::test {
 namespace {
 
-using kernels3d::dilate_in_cube;
+using kernels3d::Dim3;
 using kernels3d::kLowerNeighbourBlocks;
 using kernels3d::kVoxelNeighbourhood;
 
@@ -29,8 +30,8 @@ std::uint64_t cube_box(const int low[3], const int high[3]) {
 
 bool connected(std::uint64_t positions) {
   std::uint64_t reached = positions & (~positions + 1);  // the lowest position
-  for (std::uint64_t grown = dilate_in_cube(reached) & positions; grown != reached;
-       grown = dilate_in_cube(reached) & positions) {
+  for (std::uint64_t grown = Dim3::dilate(reached) & positions; grown != reached;
+       grown = Dim3::dilate(reached) & positions) {
     reached = grown;
   }
   return reached == positions;

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "test_support.h"
-#include "volccl/detail/host_device.h"
+#include "runtime/host_device.h"
 
 namespace volccl::test {
 namespace {

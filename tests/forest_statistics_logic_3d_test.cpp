@@ -20,8 +20,8 @@
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
-#include "volccl/detail/moments.h"
-#include "volccl/detail/raster_rank.h"
+#include "runtime/moments.h"
+#include "runtime/raster_rank.h"
 
 namespace volccl::test {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "kernels3d/ruf_logic_3d.h"
 #include "kernels3d/ruf_statistics_logic_3d.h"
-#include "volccl/detail/moments.h"
+#include "runtime/moments.h"
 
 namespace volccl::test {
 namespace {

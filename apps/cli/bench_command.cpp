@@ -232,11 +232,14 @@ class BenchCommand : public Command {
                     "granularity test: comma-separated cell sides, 1-16 (default 1,2,4,8,16)")
         ->check(CLI::Range(1u, 16u))
         ->delimiter(',');
-    app->add_option(
-           "--algorithms", request.algorithms,
-           "comma-separated: buf, buf-ic, bke, bke-ic, uf, ufb, ruf, ke, ha4, ha4-64 (default: "
-           "all that support the connectivity); the first one's labels are dumped and "
-           "the others compared with them")
+    std::string names;
+    for (const Algorithm algorithm : all_algorithms()) {
+      names += (names.empty() ? "" : ", ") + to_string(algorithm);
+    }
+    app->add_option("--algorithms", request.algorithms,
+                    "comma-separated: " + names +
+                        " (default: all that support the connectivity); the first one's labels "
+                        "are dumped and the others compared with them")
         ->delimiter(',');
     app->add_option("--peers", request.peers,
                     "CPU labelers timed on the same volumes (not the granularity test): itk "

@@ -1,4 +1,4 @@
-// volccl generate: the synthetic binary volumes of DESIGN.md (random density x granularity,
+// volccl generate: the synthetic binary volumes of docs/data.md (random density x granularity,
 // Hilbert curve, spiral, checkerboard, shells, the LE/TM paper's Ridge patterns and families)
 // as uint8 0/1 files.
 #include <algorithm>
@@ -231,7 +231,7 @@ class GenerateCommand : public Command {
 std::unique_ptr<Command> AddGenerateCommand(CLI::App& app) {
   return std::make_unique<GenerateCommand>(app.add_subcommand(
       "generate",
-      "Write a synthetic binary volume or image (DESIGN.md's test and benchmark inputs) as "
+      "Write a synthetic binary volume or image (the test and benchmark inputs of docs/data.md) as "
       "uint8 0/1: random (YACCLAB's density x granularity, MT19937), hilbert (a 3D Hilbert "
       "curve), spiral, checkerboard, shells or ridge (the LE/TM paper's Ridge patterns and "
       "image families, Sec. IV)"));

@@ -168,6 +168,40 @@ std::vector<std::string> AlgorithmNames() {
   return names;
 }
 
+// What `auto` picks on `backend`, connectivity by connectivity: "buf for 26, ruf for 6, ...".
+std::string AutomaticChoices(Backend backend) {
+  std::string text;
+  for (int connectivity : {26, 18, 6, 8, 4}) {
+    text += (text.empty() ? "" : ", ") + to_string(automatic_choice(connectivity, backend)) +
+            " for " + std::to_string(connectivity);
+  }
+  return text;
+}
+
+// The algorithms that gather the statistics by `strategy`, comma separated.
+std::string AlgorithmsMeasuringBy(StatisticsStrategy strategy) {
+  std::string names;
+  for (Algorithm algorithm : all_algorithms()) {
+    if (supports(strategy, algorithm)) names += (names.empty() ? "" : ", ") + to_string(algorithm);
+  }
+  return names;
+}
+
+// The --algorithm help, from the registry: what auto picks, then each algorithm with its
+// connectivities.
+std::string AlgorithmHelp() {
+  std::string text = "Labeling algorithm. auto picks " + AutomaticChoices(Backend::cuda) +
+                     " on the GPU, and " + AutomaticChoices(Backend::cpu) + " on the CPU.";
+  for (Algorithm algorithm : all_algorithms()) {
+    std::string taken;
+    for (int connectivity : connectivities(algorithm)) {
+      taken += (taken.empty() ? "" : "/") + std::to_string(connectivity);
+    }
+    text += " " + to_string(algorithm) + " (" + taken + "): " + summary(algorithm) + ".";
+  }
+  return text;
+}
+
 LabelOptions MakeLabelOptions(const LabelRequest& request) {
   LabelOptions options;
   options.algorithm = parse_algorithm(request.algorithm);
@@ -198,14 +232,7 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
                   "(FullyConnected off); 26 / 8 is its FullyConnected on")
       ->type_name("INT")
       ->check(SupportedConnectivity());
-  label
-      .add_option(
-          "--algorithm", request.algorithm,
-          "Labeling algorithm: auto picks buf for 26, ruf for 6 and ufb for 18 on the GPU, uf "
-          "for both on the CPU, bke-ic for 8 and ha4-64 for 4; the block-based buf, buf-ic, bke "
-          "and bke-ic need 26 or 8; ufb (union-find over 2x2x1 blocks) and ruf (over runs) need "
-          "6 or 18; uf (voxel union-find) takes every connectivity; ke, ha4, ha4-64, le and tm "
-          "label 2D images (4 or 8)")
+  label.add_option("--algorithm", request.algorithm, AlgorithmHelp())
       ->capture_default_str()
       ->check(CLI::IsMember(AlgorithmNames()));
   label
@@ -263,14 +290,16 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
                   "Also measure every component and write one row per label to FILE: .csv "
                   "(a header of column names) or .json. Count, physical size, centroid "
                   "(physical and index), covariance (physical, 6 or 3 unique terms), principal "
-                  "moments and axes, bounding box (indices); units in the README")
+                  "moments and axes, bounding box (indices); units in docs/cli.md")
       ->type_name("FILE");
   label
       .add_option("--stats-strategy", request.statistics_strategy,
                   "How the GPU gathers the statistics: late (a pass over the labels; every "
-                  "algorithm), fused (in the final labeling step) or early (per-node moments, "
-                  "blocks of buf and bke or pixels of le and tm, merged into their roots); fused "
-                  "and early for buf, buf-ic, bke, bke-ic, le and tm. The numbers are the same")
+                  "algorithm), fused (in the final labeling step; " +
+                      AlgorithmsMeasuringBy(StatisticsStrategy::fused) +
+                      ") or early (per-node moments merged into their roots; " +
+                      AlgorithmsMeasuringBy(StatisticsStrategy::early) +
+                      "). The numbers are the same")
       ->capture_default_str()
       ->check(CLI::IsMember({"late", "fused", "early"}));
   CLI::Option* vtk = label.add_option(

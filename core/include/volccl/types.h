@@ -20,25 +20,12 @@ struct Extent3 {
 
 bool operator==(const Extent3& a, const Extent3& b);
 
-// Labeling algorithms. The block-based ones come from Allegretti, Bolelli and Grana,
-// "Optimized Block-Based Algorithms to Label Connected Components on GPUs" (TPDS 2020):
-// BUF (Sec. 5.1), BKE (Sec. 5.2), their InlineCompression variants (Sec. 2.1), with 2x2 blocks
-// in 2D and 2x2x2 blocks in 3D (Sec. 5.3); a block is one piece only under full connectivity,
-// so they need 8 (2D) or 26 (3D). UF is a voxel union-find (Oliveira and Lotufo, Sec. 4.1 of
-// the same paper) whose voxels start linked to the start of their run along x; it serves every
-// connectivity. UFB is BUF's union-find over 2x2x1 blocks, one piece under 18 and, but for the
-// diagonals, under 6, with the blocks' x-pairs as nodes (kernels3d/ufb_logic_3d.h); volumes, 6
-// and 18. RUF is a union-find over the runs of the rows (HA4's segments, Sec. IV-A of the HA4
-// paper, in 3D), numbered from 32-voxel words of foreground bits (kernels3d/ruf_logic_3d.h);
-// volumes, 6 and 18.
-// KE (Komura, Sec. 4.2 of the same paper) is the 2D label-equivalence baseline, 4 and 8. HA4 is the
-// warp-level run-based labeler of Hennequin, Lacassagne, Cabaret and Meunier (the HA4 paper), 2D,
-// one pixel per thread; HA4-64 is its two-pixels-per-thread variant. Both also label with
-// 8-connectivity, where runs of adjacent rows join diagonally. LE (Label Equivalence) and TM (Tile
-// Merging) are the 2D labelers of the LE/TM paper ("GPU CCL evaluation with Ridge patterns"), 4 and
-// 8: LE as its Sec. V-B settles it, TM as Stava and Benes describe it (Sec. II-A); both report
-// their iterations in LabelResult::iterations. `automatic` picks the fastest measured for the
-// connectivity (LabelOptions::algorithm).
+// Labeling algorithms: BUF, BKE and their InlineCompression variants (Allegretti, Bolelli and
+// Grana, TPDS 2020) over 2x2x2 blocks (2x2 in images), so 26 or 8 only; UF, a union-find over
+// voxels, every connectivity; UFB over 2x1x1 and 2x2x1 blocks and RUF over the runs of the rows,
+// volumes at 6 and 18; KE, HA4, HA4-64, LE and TM, 2D images at 4 and 8. summary() and
+// connectivities() describe each, from the registry (docs/design.md); `automatic` picks the
+// fastest measured for the connectivity and the device (automatic_choice()).
 enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ufb, ruf, ke, ha4, ha4_64, le, tm };
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
@@ -49,6 +36,8 @@ enum class StatisticsStrategy { late, fused, early };
 
 // "auto", "buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ruf", "ke", "ha4", "ha4-64", "le", "tm"
 std::string to_string(Algorithm algorithm);
+// One line on what the algorithm is, for help texts.
+std::string summary(Algorithm algorithm);
 std::string to_string(Backend backend);              // "auto", "cuda", "cpu"
 Algorithm parse_algorithm(const std::string& name);  // throws volccl::InvalidArgument
 Backend parse_backend(const std::string& name);      // throws volccl::InvalidArgument
@@ -57,18 +46,18 @@ const std::vector<Algorithm>& all_algorithms();
 // Whether `algorithm` can label with `connectivity`: 4 or 8 for 2D images, 6, 18 or 26 for
 // volumes.
 bool supports(Algorithm algorithm, int connectivity);
+// The connectivities `algorithm` labels with, ascending.
+std::vector<int> connectivities(Algorithm algorithm);
+// The algorithm `automatic` stands for at `connectivity` on `backend` (cuda or cpu).
+Algorithm automatic_choice(int connectivity, Backend backend);
 // 4 and 8 label 2D images (extent.z == 1); 6, 18 and 26 label volumes of any depth.
 constexpr bool is_2d_connectivity(int connectivity) {
   return connectivity == 4 || connectivity == 8;
 }
 
 struct LabelOptions {
-  // `automatic`: BUF for 26-connectivity (the fastest in 3D on an H100 on four of the five
-  // benchmark volumes, bench/RESULTS.md); on CUDA RUF for 6 (1.04-2.9x faster than UFB on the
-  // random, OASIS, mitochondria and connectomics volumes, 5-20 % slower on the small Hilbert
-  // curves) and UFB for 18 (RUF's Merge is 4-5x slower at granularity 1), UF for both on the CPU
-  // (bench/RESULTS.md); BKE-IC for 8 and HA4-64 for 4 (the fastest over YACCLAB's 2D granularity
-  // images, geometric mean).
+  // `automatic`: the algorithm automatic_choice() names for the connectivity and the backend, the
+  // fastest measured there (docs/benchmarks.md).
   Algorithm algorithm = Algorithm::automatic;
   Backend backend = Backend::automatic;
   // Volumes: 6 (faces), 18 (faces and edges) or 26 (faces, edges and corners). 2D images

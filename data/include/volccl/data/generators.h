@@ -1,4 +1,4 @@
-// Synthetic binary volumes for tests and benchmarks (DESIGN.md, Data). Deterministic for a
+// Synthetic binary volumes for tests and benchmarks (docs/data.md). Deterministic for a
 // given seed on every platform: only std::mt19937 bits are used, never the distributions of
 // the standard library, whose results differ between implementations.
 #pragma once

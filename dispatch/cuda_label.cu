@@ -1,0 +1,162 @@
+// The CUDA entry points: volccl::cuda::label and cuda::measure on device memory, and the path of
+// volccl::label through the device for host memory. The labeler comes from the registry.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatch/algorithm_registry.h"
+#include "dispatch/dispatch.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/labeler.h"
+#include "runtime/late_moments.h"
+#include "volccl/cuda.h"
+#include "volccl/detail/step_clock.h"
+#include "volccl/volccl.h"
+
+namespace volccl {
+namespace detail {
+
+LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+                            std::uint32_t* device_labels, const LabelOptions& options, void* stream,
+                            cuda::DeviceMoments* moments) {
+  const Labelers& labelers = registry_entry(options.algorithm).labelers(options.connectivity);
+  DeviceLabelCall call{device_mask, extent, device_labels, options, stream, moments};
+  const bool late = moments != nullptr && options.statistics_strategy == StatisticsStrategy::late;
+  if (!late) return labelers.cuda(call);
+  LateBeforeCount before_count(device_labels, device_mask, extent, stream);
+  // Labelers that measure from their own structures do so through before_count where it runs,
+  // else by themselves once they know the count.
+  if (labelers.cuda_gathers_late && !before_count.wanted()) return labelers.cuda(call);
+  call.moments = nullptr;
+  call.late_before_count = &before_count;
+  LabelResult result = labelers.cuda(call);
+  if (before_count.done(result.component_count)) {
+    *moments = before_count.finish(result.component_count);
+    return result;
+  }
+  // The table's size is the component count, known only now.
+  StepClock clock;
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  StepEvents events(cuda_stream, options.step_timings);
+  *moments = before_count.finish(result.component_count);
+  double statistics_ms = 0;
+  events.end_step(&statistics_ms);
+  events.resolve();
+  const double elapsed_ms = clock.lap();
+  result.timings.statistics_ms += options.step_timings ? statistics_ms : elapsed_ms;
+  result.timings.total_ms += elapsed_ms;
+  return result;
+}
+
+LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                 const LabelOptions& options,
+                                 std::vector<ComponentMoments>* statistics) {
+  StepClock whole_call;
+  const cudaStream_t stream = cudaStreamPerThread;
+  const std::uint64_t voxels = extent.voxel_count();
+
+  StepClock allocation_clock;
+  DeviceBuffer<std::uint8_t> device_mask(voxels, stream, "the input mask");
+  DeviceBuffer<std::uint32_t> device_labels(voxels, stream, "the label image");
+  const double allocation_ms = allocation_clock.lap();
+
+  double upload_ms = 0;
+  {
+    StepEvents upload(stream, true);
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(device_mask.data(), mask, device_mask.bytes(),
+                                      cudaMemcpyHostToDevice, stream));
+    upload.end_step(&upload_ms);
+    upload.resolve();
+  }
+
+  cuda::DeviceMoments moments;
+  LabelResult result = label_on_device(device_mask.data(), extent, device_labels.data(), options,
+                                       stream, statistics != nullptr ? &moments : nullptr);
+
+  StepEvents download(stream, true);
+  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
+                                    cudaMemcpyDeviceToHost, stream));
+  if (statistics != nullptr) {
+    statistics->resize(moments.size());
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(statistics->data(), moments.data(),
+                                      moments.size() * sizeof(ComponentMoments),
+                                      cudaMemcpyDeviceToHost, stream));
+  }
+  download.end_step(&result.timings.download_ms);
+  download.resolve();
+
+  result.timings.allocation_ms += allocation_ms;
+  result.timings.upload_ms = upload_ms;
+  result.timings.total_ms = whole_call.lap();
+  return result;
+}
+
+}  // namespace detail
+
+namespace cuda {
+
+namespace {
+
+LabelOptions checked_device_request(const std::uint8_t* device_mask, Extent3 extent,
+                                    const std::uint32_t* device_labels,
+                                    const LabelOptions& requested) {
+  validate(extent, requested);
+  if (!cuda_available()) {
+    throw NoCudaDevice("volccl::cuda::label: " + cuda_device_description());
+  }
+  if (device_mask == nullptr || device_labels == nullptr) {
+    throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
+                          extent.to_string());
+  }
+  detail::require_device_alignment(device_mask, "volccl::cuda::label: the mask pointer");
+  detail::require_device_alignment(device_labels, "volccl::cuda::label: the label pointer");
+  return detail::resolve_algorithm(requested, Backend::cuda);
+}
+
+}  // namespace
+
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  const LabelOptions& requested, void* stream) {
+  const LabelOptions options =
+      checked_device_request(device_mask, extent, device_labels, requested);
+  return detail::label_on_device(device_mask, extent, device_labels, options, stream, nullptr);
+}
+
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  DeviceMoments& statistics, const LabelOptions& requested, void* stream) {
+  const LabelOptions options =
+      checked_device_request(device_mask, extent, device_labels, requested);
+  detail::validate_measuring(extent, options);
+  return detail::label_on_device(device_mask, extent, device_labels, options, stream, &statistics);
+}
+
+DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
+                      std::uint32_t component_count, void* stream) {
+  validate_statistics(extent);
+  if (!cuda_available()) throw NoCudaDevice("volccl::cuda::measure: " + cuda_device_description());
+  if (device_labels == nullptr) {
+    throw InvalidArgument("volccl::cuda::measure: null label pointer for a volume of " +
+                          extent.to_string());
+  }
+  detail::require_device_alignment(device_labels, "volccl::cuda::measure: the label pointer");
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  detail::DeviceBuffer<std::uint32_t> unknown(1, cuda_stream, "a word");
+  VOLCCL_CUDA_CHECK(cudaMemsetAsync(unknown.data(), 0, sizeof(std::uint32_t), cuda_stream));
+  DeviceMoments table =
+      detail::late_moments(device_labels, nullptr, extent, component_count, unknown.data(), stream);
+  std::uint32_t largest_unknown = 0;
+  VOLCCL_CUDA_CHECK(cudaMemcpyAsync(&largest_unknown, unknown.data(), sizeof largest_unknown,
+                                    cudaMemcpyDeviceToHost, cuda_stream));
+  VOLCCL_CUDA_CHECK(cudaStreamSynchronize(cuda_stream));
+  if (largest_unknown != 0) {
+    throw InvalidArgument("volccl::cuda::measure: the label image holds label " +
+                          std::to_string(largest_unknown) + " but the component count is " +
+                          std::to_string(component_count));
+  }
+  return table;
+}
+
+}  // namespace cuda
+}  // namespace volccl

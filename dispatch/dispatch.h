@@ -1,0 +1,39 @@
+// The steps label(), cuda::label() and the ITK filters share: resolving `auto`, checking a
+// measuring request, and running the registry's labeler on each backend. Internal.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/labeler.h"
+#include "volccl/statistics.h"
+#include "volccl/types.h"
+
+namespace volccl::detail {
+
+// The options with Algorithm::automatic replaced by the algorithm it stands for on `backend`
+// (cuda or cpu).
+LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend);
+
+// Throws InvalidArgument unless the components of `extent` can be measured with the resolved
+// options' statistics strategy.
+void validate_measuring(Extent3 extent, const LabelOptions& options);
+
+// Runs the registry's CPU labeler of call.options (resolved).
+LabelResult label_on_cpu(const HostLabelCall& call);
+
+#if defined(VOLCCL_HAS_CUDA)
+// Runs the registry's CUDA labeler of options (resolved) on device memory, and measures the
+// components into `moments` unless it is null (dispatch/cuda_label.cu).
+LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+                            std::uint32_t* device_labels, const LabelOptions& options, void* stream,
+                            cuda::DeviceMoments* moments);
+
+// Host memory in and out through the device; measures the components into `statistics` unless
+// it is null.
+LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                                 const LabelOptions& options,
+                                 std::vector<ComponentMoments>* statistics);
+#endif
+
+}  // namespace volccl::detail

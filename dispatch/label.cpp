@@ -1,0 +1,156 @@
+// volccl::label: checks the request, picks the backend and calls it.
+#include <string>
+#include <vector>
+
+#include "dispatch/algorithm_registry.h"
+#include "dispatch/dispatch.h"
+#include "volccl/detail/step_clock.h"
+#include "volccl/volccl.h"
+
+namespace volccl {
+namespace {
+
+// Why supports(algorithm, connectivity) is false, and what takes the connectivity instead, for
+// the error message.
+std::string unsupported_reason(Algorithm algorithm, int connectivity) {
+  std::string alternatives;
+  for (const detail::AlgorithmEntry& entry : detail::algorithm_registry()) {
+    if (!entry.connectivities.contains(connectivity)) continue;
+    alternatives += std::string(entry.name) + ", ";
+  }
+  return std::string(detail::registry_entry(algorithm).limitation) + "; use " + alternatives +
+         "or auto for " + std::to_string(connectivity);
+}
+
+}  // namespace
+
+void validate(Extent3 extent, const LabelOptions& options) {
+  if (extent.x == 0 || extent.y == 0 || extent.z == 0) {
+    throw InvalidArgument("volccl: cannot label an empty volume of " + extent.to_string() +
+                          " voxels; every dimension must be at least 1");
+  }
+  const std::uint64_t limit = max_voxel_count;
+  if (extent.x > limit || extent.y > limit || extent.z > limit || extent.x * extent.y > limit ||
+      extent.x * extent.y * extent.z > limit) {
+    throw InvalidArgument("volccl: a volume of " + extent.to_string() +
+                          " voxels is too large for 32-bit labels (at most " +
+                          std::to_string(limit) + " voxels)");
+  }
+  const int connectivity = options.connectivity;
+  if (is_2d_connectivity(connectivity)) {
+    if (extent.z != 1) {
+      throw InvalidArgument("volccl: " + std::to_string(connectivity) +
+                            "-connectivity labels 2D images, but " + extent.to_string() +
+                            " is a volume of " + std::to_string(extent.z) +
+                            " slices; use 6, 18 or 26");
+    }
+  } else if (connectivity != 6 && connectivity != 18 && connectivity != 26) {
+    throw InvalidArgument("volccl: connectivity " + std::to_string(connectivity) +
+                          " does not exist; use 4 or 8 for 2D images, 6, 18 or 26 for volumes");
+  }
+  if (!supports(options.algorithm, connectivity)) {
+    throw InvalidArgument("volccl: " + to_string(options.algorithm) + " cannot label with " +
+                          std::to_string(connectivity) +
+                          "-connectivity: " + unsupported_reason(options.algorithm, connectivity));
+  }
+}
+
+namespace detail {
+
+LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend) {
+  LabelOptions resolved = options;
+  if (options.algorithm == Algorithm::automatic) {
+    resolved.algorithm = automatic_choice(options.connectivity, backend);
+  }
+  return resolved;
+}
+
+void validate_measuring(Extent3 extent, const LabelOptions& options) {
+  validate_statistics(extent);
+  if (!supports(options.statistics_strategy, options.algorithm)) {
+    std::string takers;
+    for (const AlgorithmEntry& entry : algorithm_registry()) {
+      if (entry.statistics_strategies.contains(static_cast<int>(options.statistics_strategy))) {
+        takers += std::string(takers.empty() ? "" : ", ") + entry.name;
+      }
+    }
+    throw InvalidArgument("volccl: the " + to_string(options.statistics_strategy) +
+                          " statistics strategy exists for " + takers + ", not " +
+                          to_string(options.algorithm) + "; late works with every algorithm");
+  }
+}
+
+LabelResult label_on_cpu(const HostLabelCall& call) {
+  const HostLabeler labeler =
+      registry_entry(call.options.algorithm).labelers(call.options.connectivity).cpu;
+  return labeler(call);
+}
+
+}  // namespace detail
+
+namespace {
+
+// Checks the request and returns it resolved, with the backend it runs on.
+LabelOptions checked_request(const std::uint8_t* mask, Extent3 extent, const std::uint32_t* labels,
+                             const LabelOptions& requested) {
+  validate(extent, requested);
+  if (mask == nullptr || labels == nullptr) {
+    throw InvalidArgument("volccl::label: null mask or label pointer for a volume of " +
+                          extent.to_string());
+  }
+  const bool use_cuda = requested.backend == Backend::cuda ||
+                        (requested.backend == Backend::automatic && cuda_available());
+  if (use_cuda && !cuda_available()) {
+    throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
+  }
+  LabelOptions options =
+      detail::resolve_algorithm(requested, use_cuda ? Backend::cuda : Backend::cpu);
+  options.backend = use_cuda ? Backend::cuda : Backend::cpu;
+  return options;
+}
+
+}  // namespace
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& requested) {
+  const LabelOptions options = checked_request(mask, extent, labels, requested);
+#if defined(VOLCCL_HAS_CUDA)
+  if (options.backend == Backend::cuda) {
+    return detail::label_cuda_from_host(mask, extent, labels, options, nullptr);
+  }
+#endif
+  return detail::label_on_cpu({mask, extent, labels, options});
+}
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& requested) {
+  const LabelOptions options = checked_request(mask, extent, labels, requested);
+  detail::validate_measuring(extent, options);
+#if defined(VOLCCL_HAS_CUDA)
+  if (options.backend == Backend::cuda) {
+    return detail::label_cuda_from_host(mask, extent, labels, options, &statistics);
+  }
+#endif
+  // LE and TM gather the Early statistics while they label, on the CPU too (the registry says
+  // which); every other case is measured after labeling.
+  const bool early =
+      options.statistics_strategy == StatisticsStrategy::early &&
+      detail::registry_entry(options.algorithm).labelers(options.connectivity).cpu_gathers_early;
+  LabelResult result =
+      detail::label_on_cpu({mask, extent, labels, options, early ? &statistics : nullptr});
+  if (early) return result;
+  detail::StepClock clock;
+  statistics = measure(labels, extent, result.component_count, options.cpu_threads);
+  result.timings.statistics_ms = clock.lap();
+  result.timings.total_ms += result.timings.statistics_ms;
+  return result;
+}
+
+#if !defined(VOLCCL_HAS_CUDA)
+bool cuda_available() { return false; }
+std::string cuda_device_description() {
+  return "no CUDA device: this build of volccl has no CUDA support (VOLCCL_CUDA=OFF)";
+}
+#endif
+
+}  // namespace volccl

@@ -1,0 +1,109 @@
+#include "volccl/types.h"
+
+#include <sstream>
+
+#include "dispatch/algorithm_registry.h"
+#include "volccl/error.h"
+
+namespace volccl {
+
+std::string Extent3::to_string() const {
+  std::ostringstream text;
+  text << x << 'x' << y << 'x' << z;
+  return text.str();
+}
+
+bool operator==(const Extent3& a, const Extent3& b) {
+  return a.x == b.x && a.y == b.y && a.z == b.z;
+}
+
+std::string to_string(Algorithm algorithm) {
+  if (algorithm == Algorithm::automatic) return "auto";
+  return detail::registry_entry(algorithm).name;
+}
+
+std::string to_string(Backend backend) {
+  switch (backend) {
+    case Backend::automatic:
+      return "auto";
+    case Backend::cuda:
+      return "cuda";
+    case Backend::cpu:
+      return "cpu";
+  }
+  throw InvalidArgument("unknown volccl::Backend value " +
+                        std::to_string(static_cast<int>(backend)));
+}
+
+const std::vector<Algorithm>& all_algorithms() {
+  static const std::vector<Algorithm> algorithms = [] {
+    std::vector<Algorithm> list;
+    for (const detail::AlgorithmEntry& entry : detail::algorithm_registry()) {
+      list.push_back(entry.algorithm);
+    }
+    return list;
+  }();
+  return algorithms;
+}
+
+bool supports(Algorithm algorithm, int connectivity) {
+  if (algorithm == Algorithm::automatic) {
+    return is_2d_connectivity(connectivity) || connectivity == 6 || connectivity == 18 ||
+           connectivity == 26;
+  }
+  return detail::registry_entry(algorithm).connectivities.contains(connectivity);
+}
+
+std::vector<int> connectivities(Algorithm algorithm) {
+  if (algorithm == Algorithm::automatic) return {4, 6, 8, 18, 26};
+  return detail::registry_entry(algorithm).connectivities.members();
+}
+
+std::string summary(Algorithm algorithm) {
+  if (algorithm == Algorithm::automatic) {
+    return "the fastest measured for the connectivity and the device";
+  }
+  return detail::registry_entry(algorithm).summary;
+}
+
+Algorithm automatic_choice(int connectivity, Backend backend) {
+  if (backend == Backend::automatic) {
+    throw InvalidArgument("volccl::automatic_choice: the backend must be cuda or cpu");
+  }
+  for (const detail::AlgorithmEntry& entry : detail::algorithm_registry()) {
+    const detail::SmallSet& chosen =
+        backend == Backend::cuda ? entry.automatic_on_cuda : entry.automatic_on_cpu;
+    if (chosen.contains(connectivity)) return entry.algorithm;
+  }
+  throw InvalidArgument("volccl: connectivity " + std::to_string(connectivity) +
+                        " does not exist; use 4 or 8 for 2D images, 6, 18 or 26 for volumes");
+}
+
+Algorithm parse_algorithm(const std::string& name) {
+  if (name == to_string(Algorithm::automatic)) return Algorithm::automatic;
+  std::string expected = "auto";
+  for (const detail::AlgorithmEntry& entry : detail::algorithm_registry()) {
+    if (entry.name == name) return entry.algorithm;
+    expected += std::string(", ") + entry.name;
+  }
+  throw InvalidArgument("unknown algorithm '" + name + "' (expected " + expected + ")");
+}
+
+Backend parse_backend(const std::string& name) {
+  for (Backend backend : {Backend::automatic, Backend::cuda, Backend::cpu}) {
+    if (to_string(backend) == name) return backend;
+  }
+  throw InvalidArgument("unknown device '" + name + "' (expected auto, cuda or cpu)");
+}
+
+std::string StepTimings::to_string() const {
+  std::ostringstream text;
+  text << "allocation=" << allocation_ms << " upload=" << upload_ms
+       << " initialization=" << initialization_ms << " merge=" << merge_ms
+       << " compression=" << compression_ms << " relabel=" << relabel_ms
+       << " final_labeling=" << final_labeling_ms << " statistics=" << statistics_ms
+       << " download=" << download_ms << " total=" << total_ms;
+  return text.str();
+}
+
+}  // namespace volccl
