@@ -1,15 +1,15 @@
 // BUF's and BKE's Late statistics from their block forest (forest_statistics_logic_3d.h), for
 // volumes of many components of a few voxels. There the Late pass over the label image
 // (runtime/late_moments.cu) spends its time per lane and per region (loads of masks and labels,
-// rounds, a shared table, a flush, a claim per row; bench/NOTES.md S-13 to S-23), not per
+// rounds, a shared table, a flush, a claim per row; bench/notes/statistics.md), not per
 // component. Here each component's root block sums the blocks of its window (popcounts of their
 // foreground bytes) and its row is written once, whole; the few far blocks add to it by atomics
 // in FinalLabeling, which reads their slots anyway. No table to clear, no claims.
 #include <cstdint>
 
-#include "runtime/cuda_support.cuh"
 #include "kernels3d/forest_statistics_3d.h"
 #include "kernels3d/forest_statistics_logic_3d.h"
+#include "runtime/cuda_support.cuh"
 #include "runtime/moments.cuh"
 #include "runtime/raster_rank.h"
 
@@ -24,11 +24,11 @@ using kernels3d::RelativeSums;
 // A warp takes a tile of 32 x 4 blocks of one layer, as its own thread block. It copies the
 // tile's slots and those of the blocks around it that its roots' windows reach (one column on
 // each side, one row before and after, and the next layer) into shared memory, lists the tile's
-// roots, and measures them 32 at a time. At 5 % density a tile holds ~24 roots: one warp does the
-// windows, the sums and the rows of all of them, where a warp per 32 blocks did them for ~6 lanes
-// each and issued 1.85x as many instructions (NOTES S-27). A thread block of four warps, one of
-// them measuring while three had exited, kept only ~9 measuring warps an SM; one-warp thread
-// blocks keep 32 (NOTES S-28).
+// roots, and measures them 32 at a time. In sparse noise a tile holds a few dozen roots: one warp
+// does the windows, the sums and the rows of all of them, where a warp per 32 blocks left most of
+// its lanes idle and issued many more instructions. A thread block of four warps, one of them
+// measuring while three had exited, left few measuring warps on an SM; one-warp thread blocks
+// keep every slot busy (bench/notes/statistics.md).
 constexpr std::uint32_t kTileRows = kLaunchRows;  // launch_in_slabs' grid is the tiles'
 constexpr std::uint32_t kTileColumns = 32;
 constexpr std::uint32_t kCopiedRows = 2 * (kTileRows + 2);  // [dz][row + 1]
@@ -59,7 +59,7 @@ struct TileWindowRows {
 // The tile's slots and its neighbourhood's, kNoKey outside the volume. Where every block read
 // keeps its info word next to its anchor slot (kPairs: all but the last column of blocks of a
 // volume odd in x), one 8-byte copy a block, all in flight at once (copy_async_8). With the read
-// chosen per load, each load waited for the one before it: 53 % of the stall samples (NOTES S-28).
+// chosen per load, each load waited for the one before it, and those waits dominated the kernel.
 template <bool kPairs>
 __device__ void copy_tile(const BlockForest& forest, std::uint32_t first_i, std::uint32_t first_j,
                           std::uint32_t k, SharedTile& tile) {
@@ -144,8 +144,8 @@ constexpr std::uint32_t kFarLayers = 32;
 // spans 32 consecutive blocks of one row of blocks, in kFarLayers layers one after the other: the
 // far blocks of one component in a layer are summed first, relative to the warp's first block,
 // and one lane adds them. A large component is nearly all far blocks, and a warp's groups of
-// them all added to one row made the row's atomics the bottleneck: 1.5 ms more than the plain
-// final labeling for a ball of 17 M voxels in salt noise (NOTES S-28). So a warp holds the sums of
+// them all added to one row made the row's atomics the bottleneck (a large ball in salt noise,
+// bench/notes/statistics.md). So a warp holds the sums of
 // one component in shared memory and adds every later group of that component to them, large or
 // small (a component's edges make small groups). A group larger than the one that made the warp
 // take the component (the first such group of a layer) takes its place, and the held sums go to

@@ -13,8 +13,9 @@
 namespace volccl::detail {
 
 // Whether the forest's pass beats the Late pass over the label image: with components of a few
-// voxels each, where the latter's shared table and 128-byte row per piece cost most (NOTES
-// S-27). One component per 64 voxels or more: far blocks, added by atomics, are then few.
+// voxels each, where the latter's shared table and 128-byte row per piece cost most
+// (bench/notes/statistics.md). One component per 64 voxels or more: far blocks, added by
+// atomics, are then few.
 inline bool forest_moments_pay(std::uint64_t voxels, std::uint32_t count) {
   return count >= voxels / 64;
 }
