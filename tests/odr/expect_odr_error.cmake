@@ -4,7 +4,7 @@
 # Usage: cmake -DCXX=... -DSOURCE_DIR=... -DWORK_DIR=... -P expect_odr_error.cmake
 file(MAKE_DIRECTORY "${WORK_DIR}")
 execute_process(
-  COMMAND "${CXX}" -std=c++17 -O2 -fPIC -flto -Werror=odr -shared
+  COMMAND "${CXX}" -std=c++17 -O2 -fPIC -flto=auto -Werror=odr -shared
           "${SOURCE_DIR}/planted_a.cpp" "${SOURCE_DIR}/planted_b.cpp" -o "${WORK_DIR}/planted.so"
   RESULT_VARIABLE status
   OUTPUT_VARIABLE output
