@@ -9,6 +9,8 @@
 #                              (default: the GPU of this machine, or a list of major ones)
 #   VOLCCL_CUDA                ON or OFF; default ON when nvcc is found, OFF otherwise
 #   VOLCCL_BUILD_JOBS          parallel build jobs (default: Ninja's choice)
+#   VOLCCL_VENV                the project's Python environment (default: .venv); when it has
+#                              nanobind, the Python module is built too (VOLCCL_PYTHON=ON)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -58,6 +60,14 @@ case "$cuda" in
     fi
     ;;
 esac
+
+# The Python module, with the project's environment (scripts/setup-python.sh) when it exists.
+venv=${VOLCCL_VENV:-.venv}
+[[ "$venv" == /* ]] || venv=$PWD/$venv
+if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import nanobind" 2>/dev/null; then
+  args+=(-DVOLCCL_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python")
+  echo "build.sh: building the Python module with $venv/bin/python"
+fi
 
 cmake "${args[@]}" "$@"
 

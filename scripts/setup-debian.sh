@@ -22,6 +22,8 @@ packages=(
   python3                 # the scipy cross-check test
   python3-numpy
   python3-scipy
+  python3-venv            # the project's Python environment (scripts/setup-python.sh)
+  python3-dev             # the headers the Python module (python/) builds against
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

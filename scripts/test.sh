@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian packages), builds, and runs every test with ctest.
+# Installs what is missing (Debian packages, the Python environment .venv), builds, and runs every
+# test with ctest, the Python package's pytest suite included.
 # GPU tests skip with a reason when no CUDA device is present.
 #
 # Usage: scripts/test.sh [extra ctest arguments...]   e.g. scripts/test.sh -R package
@@ -10,5 +11,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/setup-debian.sh
+scripts/setup-python.sh
 scripts/build.sh
 ctest --test-dir "${VOLCCL_BUILD_DIR:-build}" --output-on-failure -j "${VOLCCL_TEST_JOBS:-2}" "$@"
