@@ -185,6 +185,7 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--csv")
     parser.add_argument("--cpu-only", action="store_true")
+    parser.add_argument("--gpu-only", action="store_true")
     parser.add_argument("--side", type=int, default=256, help="side of the random volumes")
     parser.add_argument("--regionprops-max-components", type=int, default=20000,
                         help="time cucim's regionprops only on volumes of at most this many")
@@ -193,7 +194,7 @@ def main():
     volumes = [(f"random-{side}-d30-g1", random_volume((side,) * 3, 0.3, 1, 1)),
                (f"random-{side}-d30-g8", random_volume((side,) * 3, 0.3, 8, 2)),
                ("random-96-d30-g4", random_volume((96,) * 3, 0.3, 4, 3))]
-    rows = cpu_rows(volumes, (26, 6), args)
+    rows = [] if args.gpu_only else cpu_rows(volumes, (26, 6), args)
     if not args.cpu_only and volccl.cuda_available():
         rows += gpu_rows(volumes, (26, 6), args)
         rows += batch_rows(args)

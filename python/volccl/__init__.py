@@ -11,6 +11,7 @@ for background and 1..N in raster order of each component's first voxel (the las
 fastest), byte-identical to scipy.ndimage.label. The documentation is docs/python.md.
 """
 
+import gc
 import operator
 
 import numpy as np
@@ -249,6 +250,24 @@ def _with_background(moments, shape, background_box):
     return table
 
 
+def _slices(counts, minima, maxima):
+    """cc3d's bounding boxes: per row a tuple of slice(min, max + 1), None for an empty label.
+
+    Millions of small objects: built from Python lists by map(slice, ...), with the garbage
+    collector paused, whose passes over the growing list would otherwise take most of the time.
+    """
+    lows = minima.astype(np.int64).tolist()
+    ends = (maxima.astype(np.int64) + 1).tolist()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return [tuple(map(slice, low, end)) if present else None
+                for present, low, end in zip((counts != 0).tolist(), lows, ends)]
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _per_axis(values, ndim, default, name):
     if values is None:
         return [default] * ndim
@@ -283,11 +302,7 @@ def _statistics(arrays, labels, moments, spacing, origin, no_slice_conversion):
         bounding_boxes[:, 0::2] = minima.astype(box_dtype)  # no voxel: the dtype's maximum
         bounding_boxes[:, 1::2] = maxima
     else:
-        bounding_boxes = [
-            None if count == 0 else tuple(slice(int(low), int(high) + 1)
-                                          for low, high in zip(row_min, row_max))
-            for count, row_min, row_max in zip(counts, minima, maxima)
-        ]
+        bounding_boxes = _slices(counts, minima, maxima)
     covariance = derived["covariance"][:, _COVARIANCE_TERM[np.ix_(columns, columns)]]
     principal_axes = derived["principal_axes"].reshape(-1, 3, 3)[:, :ndim][:, :, columns]
     # Reversing the axis order is one transposition, which makes the axes' determinant -1.
