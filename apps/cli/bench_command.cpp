@@ -222,14 +222,17 @@ class BenchCommand : public Command {
                     "folder of the real volumes (data/fetch's layout); default $VOLCCL_DATA");
     app->add_option("--ridge-side", request.ridge_side,
                     "ridge: the images' side, a power of two (the paper's 4096 and 8192)")
+        ->check(WholeNumberOf<unsigned>())
         ->check(CLI::IsMember({512u, 1024u, 2048u, 4096u, 8192u, 16384u}))
         ->capture_default_str();
     app->add_option("--density-step", request.density_step,
                     "granularity test: density step in percent")
+        ->check(WholeNumber())
         ->check(CLI::Range(1u, 100u))
         ->capture_default_str();
     app->add_option("--granularities", request.granularities,
                     "granularity test: comma-separated cell sides, 1-16 (default 1,2,4,8,16)")
+        ->check(WholeNumber())
         ->check(CLI::Range(1u, 16u))
         ->delimiter(',');
     std::string names;
@@ -247,15 +250,19 @@ class BenchCommand : public Command {
         ->check(CLI::IsMember({"itk"}))
         ->delimiter(',');
     app->add_option("--runs", settings.runs, "timed runs per algorithm and volume (5 with --quick)")
+        ->check(WholeNumber())
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app->add_option("--warmup", settings.warmup, "untimed runs before them (1 with --quick)")
+        ->check(WholeNumber())
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
     app->add_option("--step-runs", settings.step_runs, "timed runs of the steps test")
+        ->check(WholeNumber())
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
     app->add_option("--peer-runs", settings.peer_runs, "timed runs of each CPU peer")
+        ->check(WholeNumber())
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     app->add_flag("--statistics", settings.statistics,

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "volccl/detail/step_clock.h"
 
@@ -31,8 +32,25 @@ fs::path DirectoryOf(const fs::path& file);
 // INPUT exists and can be opened: a file, or a directory (of slices; input_image.h reads it).
 void CheckInput(const fs::path& input);
 
-// What every file volccl writes must allow: a file name, not the input, not a directory, not an
-// existing file without --force, in an existing directory. `named`: "OUTPUT 'x'" and the like.
+// The image files of `directory` (hidden ones left out) that ITK reads, by the last number in
+// their names, then by name: the slices of a directory INPUT.
+std::vector<std::string> SlicesOf(const fs::path& directory);
+
+// Every file `input` consists of: the file itself or, for a directory, its slices, and the data
+// files their MetaImage or NRRD headers name. Before ITK sees a header, refuses one that names a
+// data file outside the header's folder (after resolving ".." and symbolic links), one that is
+// not a regular file, a file pattern it cannot expand, and MetaImage fields that make MetaIO loop
+// or overflow (NDims, DimSize, ElementNumberOfChannels, CompressedDataSize). `named`:
+// "INPUT 'x'" and the like, for messages.
+std::vector<fs::path> InputFiles(const fs::path& input, const std::string& named);
+
+// Refuses `file` (an output, `named` "OUTPUT 'x'" and the like) when it is one of the files
+// `input` consists of, --force or not.
+void CheckNotInput(const std::string& named, const fs::path& file, const fs::path& input);
+
+// What every file volccl writes must allow: a file name, not a file of the input, not a
+// directory, not an existing file without --force, in an existing directory. `named`:
+// "OUTPUT 'x'" and the like.
 void CheckWritableFile(const std::string& named, const fs::path& file, const fs::path& input,
                        bool force);
 
@@ -55,7 +73,7 @@ class StagingDirectory {
   const fs::path& Path() const { return path_; }
   fs::path Staged(const fs::path& file_name) const { return path_ / file_name; }
 
-  // Refuses to replace `input` or, without `force`, an existing file; then renames.
+  // Refuses to replace a file of `input` or, without `force`, an existing file; then renames.
   void Commit(const fs::path& input, bool force) const;
 
  private:

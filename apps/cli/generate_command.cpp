@@ -2,9 +2,11 @@
 // Hilbert curve, spiral, checkerboard, shells, the LE/TM paper's Ridge patterns and families)
 // as uint8 0/1 files.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -73,31 +75,46 @@ class GenerateCommand : public Command {
                     "hilbert takes one side, a power of two; ridge one side or N,N, a power "
                     "of two (default 256); default 256,256,256")
         ->delimiter(',')
-        ->expected(1, 3);
+        ->expected(1, 3)
+        ->check(WholeNumberOf<std::uint64_t>());
+    // CLI::Range lets "nan" through: it compares false with both bounds.
     app->add_option("--density", request.density, "random: foreground fraction, 0..1")
         ->capture_default_str()
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              return std::isnan(std::strtod(text.c_str(), nullptr))
+                         ? "'" + text + "' is not a number"
+                         : "";
+            },
+            "", "NotNaN"))
         ->check(CLI::Range(0.0, 1.0));
     app->add_option("--granularity", request.granularity, "random: cell side in voxels")
         ->capture_default_str()
+        ->check(WholeNumberOf<unsigned>())
         ->check(CLI::Range(1u, 1u << 20));
     app->add_option("--seed", request.seed,
                     "random, ridge random-instancing and random-merging: the MT19937 seed")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(WholeNumberOf<std::uint32_t>());
     app->add_option("--order", request.order, "hilbert: the curve's order, 1..log2(side)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(WholeNumberOf<unsigned>());
     app->add_option("--gap", request.gap, "shells: voxels between neighbouring shells")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(WholeNumberOf<unsigned>());
     // The Ridge patterns of the LE/TM paper, Sec. IV (volccl/data/ridge.h).
     level_option_ = app->add_option("--level", request.level,
                                     "ridge: the pattern's level l, the number of Label "
                                     "Equivalence iterations it takes; also l of the scaling, "
                                     "subdivision and random families")
                         ->capture_default_str()
+                        ->check(WholeNumberOf<unsigned>())
                         ->check(CLI::Range(1u, 62u));
     auto* instance = app->add_option("--instance", request.instance,
                                      "ridge: draw R^K_l, the level-l pattern with its crest 2^K "
                                      "times wider (Eq. 13-16); level + K + 1 <= log2(side)")
-                         ->capture_default_str();
+                         ->capture_default_str()
+                         ->check(WholeNumberOf<unsigned>());
     auto* family =
         app->add_option("--family", request.family,
                         "ridge: a member of one of the paper's image families: leveling "
@@ -109,16 +126,19 @@ class GenerateCommand : public Command {
     auto* index = app->add_option("--index", request.index,
                                   "ridge --family: which member, 0-based in the order of x "
                                   "(the count is printed)")
-                      ->capture_default_str();
+                      ->capture_default_str()
+                      ->check(WholeNumberOf<std::size_t>());
     auto* subdivisions =
         app->add_option("--subdivisions", request.subdivisions,
                         "ridge random-instancing and random-merging: s, the Subdivision "
                         "member the patterns come from, 0..log2(side) - level - 1")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(WholeNumberOf<unsigned>());
     auto* steps = app->add_option("--steps", request.steps,
                                   "ridge scaling, random-* and spiral: lambda or p is index / "
                                   "steps; 0 gives the paper's 15, 20 and 8")
-                      ->capture_default_str();
+                      ->capture_default_str()
+                      ->check(WholeNumberOf<unsigned>());
     index->needs(family);
     subdivisions->needs(family);
     steps->needs(family);

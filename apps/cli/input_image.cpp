@@ -22,36 +22,6 @@ itk::ImageIOBase::Pointer ImageIOFor(const fs::path& file) {
                                             itk::ImageIOFactory::IOFileModeEnum::ReadMode);
 }
 
-// The last run of digits in the file name ("mask0012.png": 12), which orders slices whose
-// numbers are not zero-padded (0.png, 1.png, ..., 10.png) as they were cut.
-std::pair<bool, unsigned long long> SliceNumber(const fs::path& file) {
-  const std::string stem = file.stem().string();
-  std::size_t end = stem.size();
-  while (end > 0 && !std::isdigit(static_cast<unsigned char>(stem[end - 1]))) --end;
-  std::size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(stem[begin - 1]))) --begin;
-  if (begin == end || end - begin > 18) return {false, 0};
-  return {true, std::stoull(stem.substr(begin, end - begin))};
-}
-
-// The image files of `directory` (hidden ones left out), by slice number, then by name.
-std::vector<std::string> SlicesOf(const fs::path& directory) {
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
-    const fs::path& file = entry.path();
-    if (!entry.is_regular_file() || file.filename().string().front() == '.') continue;
-    if (ImageIOFor(file)) files.push_back(file);
-  }
-  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
-    const auto number_a = SliceNumber(a), number_b = SliceNumber(b);
-    if (number_a != number_b) return number_a < number_b;
-    return a.filename() < b.filename();
-  });
-  std::vector<std::string> slices;
-  for (const fs::path& file : files) slices.push_back(file.string());
-  return slices;
-}
-
 // MemAvailable of /proc/meminfo, else the free physical pages; 0 when neither is known.
 std::uint64_t AvailableMemoryBytes() {
   std::ifstream meminfo("/proc/meminfo");
@@ -161,6 +131,7 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
   information.path = input;
   information.named = role + " " + Quoted(input);
   fs::path header = input;
+  InputFiles(input, information.named);  // before ITK reads any header
   if (fs::is_directory(input)) {
     information.slices = SlicesOf(input);
     if (information.slices.empty()) {

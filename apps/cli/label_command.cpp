@@ -270,11 +270,13 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
   label
       .add_option("--min-size", request.relabeling.minimum_size,
                   "Components of fewer voxels become background (dust removal)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(WholeNumberOf<std::uint64_t>());
   label
       .add_option("--largest", request.relabeling.keep_largest,
                   "Keep only the K largest components (ties: the first in raster order)")
-      ->type_name("K");
+      ->type_name("K")
+      ->check(WholeNumberOf<std::uint32_t>());
   label.add_flag("--sort-by-size", request.relabeling.sort_by_size,
                  "Number the components largest first (ties in raster order), as ITK's "
                  "RelabelComponentImageFilter; without it, in raster order of their first voxel");
@@ -356,6 +358,7 @@ void CheckVtkDirectory(const fs::path& directory, const fs::path& input, bool fo
       throw CommandError(named + " is the INPUT; volccl never writes into it");
     }
     for (const std::string& name : VtkFileNames()) {
+      CheckNotInput("--vtk file " + Quoted(directory / name), directory / name, input);
       if (fs::exists(directory / name) && !force) {
         throw CommandError(Quoted(directory / name) + " exists; --force overwrites it");
       }

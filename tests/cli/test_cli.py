@@ -72,9 +72,9 @@ class Cli:
         self.volccl = volccl
         self.sample = sample
 
-    def run(self, *arguments, cwd=None):
+    def run(self, *arguments, cwd=None, timeout=300):
         return subprocess.run([self.volccl, *arguments], cwd=cwd, capture_output=True, text=True,
-                              timeout=300)
+                              timeout=timeout)
 
 
 def describe(result):
@@ -1518,6 +1518,225 @@ def vtk_errors(cli, work):
                          "uint32", "--vtk", "new", cwd=work), 1, "cannot write OUTPUT")
     expect_files(work, ["file", "scene"])
     expect_files(os.path.join(work, "scene"), ["labels.vti", "components.vtp", "volccl.pvd"])
+
+
+# ---- hostile and damaged headers, outputs that are inputs, numeric ranges ------------------------
+
+
+def write_meta_header(path, fields, data_file, trailer=""):
+    """A MetaImage header of `fields` (name, value) whose last field is ElementDataFile."""
+    with open(path, "w") as file:
+        file.write("".join(f"{key} = {value}\n" for key, value in fields))
+        file.write(f"ElementDataFile = {data_file}\n{trailer}")
+
+
+def meta_fields(size, element_type="MET_UCHAR"):
+    return [("ObjectType", "Image"), ("NDims", len(size)), ("BinaryData", "True"),
+            ("BinaryDataByteOrderMSB", "False"), ("DimSize", " ".join(map(str, size))),
+            ("ElementType", element_type)]
+
+
+def write_nrrd_header(path, size, data_file_line):
+    with open(path, "w") as file:
+        file.write(f"NRRD0004\ntype: uint8\ndimension: {len(size)}\n"
+                   f"sizes: {' '.join(map(str, size))}\nencoding: raw\n{data_file_line}\n")
+
+
+def expect_refused_everywhere(cli, work, header, *fragments):
+    """info, label and stats refuse `header` quickly on one error line and write nothing."""
+    before = sorted(os.listdir(work))
+    for arguments in (("info", header), ("label", header, "-o", "out.nii.gz", "--stats",
+                                          "out.csv", "--vtk", "scene"),
+                      ("stats", header, "-o", "out.csv")):
+        expect_error(cli.run(*arguments, cwd=work, timeout=20), 1, *fragments)
+    expect(sorted(os.listdir(work)) == before, f"{header}: files were written")
+
+
+@case
+def data_file_outside_refused(cli, work):
+    """Headers that name data files outside their folder, or no regular file, are refused
+    before ITK reads them."""
+    folder = os.path.join(work, "in")
+    os.mkdir(folder)
+    os.mkdir(os.path.join(folder, "sub"))
+    with open(os.path.join(work, "outside.raw"), "wb") as file:
+        file.write(bytes(27))
+    os.symlink(os.path.join(work, "outside.raw"), os.path.join(folder, "link.raw"))
+    os.mkfifo(os.path.join(folder, "fifo"))
+    fields = meta_fields((3, 3, 3))
+    outside = "outside the header's folder"
+    for name, data_file, fragments in (
+            ("absolute.mhd", "/etc/passwd", ("'/etc/passwd'", outside)),
+            ("up.mhd", "../../../../../../../../etc/passwd", ("etc/passwd", outside)),
+            ("parent.mhd", "../outside.raw", ("../outside.raw", outside)),
+            ("symlink.mhd", "link.raw", ("link.raw", outside)),
+            ("directory.mhd", "sub", ("'sub'", "not a regular file")),
+            ("fifo.mhd", "fifo", ("'fifo'", "not a regular file")),
+            ("list.mhd", "LIST", ("outside.raw", outside)),
+            ("pattern.mhd", "../outside%d.raw 0 2 1", ("../outside0.raw", outside)),
+            ("bad_pattern.mhd", "x%s%n.raw 0 2 1", ("pattern", "one %d conversion"))):
+        trailer = "sub/../../outside.raw\n" if data_file == "LIST" else ""
+        write_meta_header(os.path.join(folder, name), fields, data_file, trailer)
+        expect_refused_everywhere(cli, work, os.path.join("in", name), name, *fragments)
+    # An .mha whose data file is not LOCAL is a header like any other.
+    write_meta_header(os.path.join(folder, "absolute.mha"), fields, "/etc/passwd")
+    expect_refused_everywhere(cli, work, "in/absolute.mha", "'/etc/passwd'", outside)
+    for name, line, fragments in (
+            ("zero.nhdr", "data file: /dev/zero", ("'/dev/zero'", outside)),
+            ("zero.nrrd", "datafile: ../../../../../../../dev/zero", ("dev/zero", outside)),
+            ("fifo.nhdr", "data file: fifo", ("'fifo'", "not a regular file")),
+            ("list.nhdr", "data file: LIST\nsub/x.raw\n/etc/passwd", ("/etc/passwd", outside)),
+            ("pattern.nhdr", "data file: /tmp/slice%03d.raw 1 3 1", ("/tmp/slice001.raw",
+                                                                     outside))):
+        write_nrrd_header(os.path.join(folder, name), (3, 3, 3), line)
+        expect_refused_everywhere(cli, work, os.path.join("in", name), name, *fragments)
+    # A directory of slices with a hostile header among them.
+    os.mkdir(os.path.join(work, "slices"))
+    write_meta_header(os.path.join(work, "slices", "0.mhd"), meta_fields((3, 3)), "/etc/passwd")
+    expect_refused_everywhere(cli, work, "slices", "'/etc/passwd'", outside)
+
+
+@case
+def data_file_inside_works(cli, work):
+    """Data files in the header's folder or below it are read as before."""
+    random.seed(11)
+    size = (7, 6, 5)
+    mask = [1 if random.random() < 0.4 else 0 for _ in range(7 * 6 * 5)]
+    expected, count = label(mask, size, 26)
+    os.mkdir(os.path.join(work, "voxels"))
+    with open(os.path.join(work, "same.raw"), "wb") as file:
+        file.write(bytes(mask))
+    shutil.copy(os.path.join(work, "same.raw"), os.path.join(work, "voxels", "below.raw"))
+    os.symlink("voxels/below.raw", os.path.join(work, "inner_link.raw"))
+    fields = meta_fields(size)
+    write_meta_header(os.path.join(work, "same.mhd"), fields, "same.raw")
+    write_meta_header(os.path.join(work, "below.mhd"), fields, "voxels/below.raw")
+    write_meta_header(os.path.join(work, "detour.mhd"), fields, "voxels/../same.raw")
+    write_meta_header(os.path.join(work, "link.mhd"), fields, "inner_link.raw")
+    write_nrrd_header(os.path.join(work, "same.nhdr"), size, "data file: same.raw")
+    write_nrrd_header(os.path.join(work, "below.nhdr"), size, "datafile: ./voxels/below.raw")
+    slice_bytes = size[0] * size[1]
+    for z in range(size[2]):
+        with open(os.path.join(work, "voxels", f"slice{z}.raw"), "wb") as file:
+            file.write(bytes(mask[z * slice_bytes:(z + 1) * slice_bytes]))
+    write_meta_header(os.path.join(work, "pattern.mhd"), fields,
+                      f"voxels/slice%d.raw 0 {size[2] - 1} 1")
+    for header in ("same.mhd", "below.mhd", "detour.mhd", "link.mhd", "same.nhdr", "below.nhdr",
+                   "pattern.mhd"):
+        result = cli.run("label", header, "-o", "labels.mha", "--force", cwd=work, timeout=60)
+        expect_success(result)
+        expect(list(read_meta(os.path.join(work, "labels.mha"))[1]) == expected,
+               f"{header}: labels differ from the oracle's")
+        expect(parse_summary(result.stdout.rstrip("\n"))[1] == count, f"{header}: summary")
+        expect_success(cli.run("info", header, cwd=work, timeout=60))
+
+
+@case
+def metaimage_fields_checked(cli, work):
+    """NDims, DimSize, ElementNumberOfChannels and CompressedDataSize that made MetaIO spin or
+    overflow are refused at once."""
+    base = dict(meta_fields((3, 3, 3)))
+    with open(os.path.join(work, "data.raw"), "wb") as file:
+        file.write(bytes(27))
+    for index, (changes, fragments) in enumerate((
+            ({"NDims": "-1"}, ("NDims", "'-1'")),
+            ({"NDims": "2147483647"}, ("NDims", "2147483647")),
+            ({"NDims": "1e308"}, ("NDims", "1e308")),
+            ({"NDims": "0"}, ("NDims", "from 1 to 4")),
+            ({"NDims": "5"}, ("NDims", "from 1 to 4")),
+            ({"DimSize": "3 3"}, ("DimSize", "NDims = 3")),
+            ({"DimSize": "3 -3 3"}, ("DimSize",)),
+            ({"DimSize": "3 3 1e9"}, ("DimSize",)),
+            ({"DimSize": "4294967296 4294967296 4294967296"}, ("DimSize", "product")),
+            ({"ElementNumberOfChannels": "-1"}, ("ElementNumberOfChannels",)),
+            ({"ElementNumberOfChannels": "2147483647"}, ("ElementNumberOfChannels",)),
+            ({"CompressedData": "True", "CompressedDataSize": "-1"}, ("CompressedDataSize",)))):
+        fields = dict(base)
+        fields.update(changes)
+        name = f"header{index}.mhd"
+        write_meta_header(os.path.join(work, name), list(fields.items()), "data.raw")
+        expect_refused_everywhere(cli, work, name, name, *fragments)
+
+
+def file_bytes(path):
+    with open(path, "rb") as file:
+        return file.read()
+
+
+@case
+def outputs_never_input_files(cli, work):
+    """No output, --force or not, may be the header, a data file or a slice of the input."""
+    size = (4, 4, 3)
+    mask = [1, 0] * 24
+    with open(os.path.join(work, "labels.raw"), "wb") as file:
+        file.write(bytes(mask))
+    with open(os.path.join(work, "voxels.csv"), "wb") as file:
+        file.write(bytes(mask))
+    write_meta_header(os.path.join(work, "input.mhd"), meta_fields(size), "labels.raw")
+    write_meta_header(os.path.join(work, "csv.mhd"), meta_fields(size), "voxels.csv")
+    os.mkdir(os.path.join(work, "slices"))
+    write_png(os.path.join(work, "slices", "0.png"), 4, 4, [0, 255] * 8)
+    write_png(os.path.join(work, "slices", "1.png"), 4, 4, [255, 0] * 8)
+    originals = {name: file_bytes(os.path.join(work, name))
+                 for name in ("labels.raw", "voxels.csv", "input.mhd", "csv.mhd", "slices/0.png")}
+    for arguments, fragments in (
+            (("label", "input.mhd", "-o", "labels.raw"), ("'labels.raw'", "a file of the INPUT")),
+            (("label", "input.mhd", "-o", "input.mhd"), ("is the INPUT",)),
+            (("label", "input.mhd", "-o", "./input.mhd"), ("is the INPUT",)),
+            # labels.mhd is new, but its voxels would go to labels.raw, the input's data file.
+            (("label", "input.mhd", "-o", "labels.mhd"), ("labels.raw", "the INPUT")),
+            (("label", "csv.mhd", "--stats", "voxels.csv"), ("voxels.csv", "a file of the INPUT")),
+            (("stats", "csv.mhd", "-o", "voxels.csv"), ("voxels.csv", "a file of the INPUT")),
+            (("label", "slices", "-o", "slices/0.png"), ("0.png", "a file of the INPUT"))):
+        expect_error(cli.run(*arguments, "--force", cwd=work, timeout=60), 1, *fragments,
+                     "--force")
+    for name, content in originals.items():
+        expect(file_bytes(os.path.join(work, name)) == content, f"{name} was changed")
+    expect_files(work, ["labels.raw", "voxels.csv", "input.mhd", "csv.mhd", "slices"])
+    expect_files(os.path.join(work, "slices"), ["0.png", "1.png"])
+
+
+@case
+def numeric_options_range_checked(cli, work):
+    """Negative and overflowing numbers are a command line that does not parse (exit 2), not a
+    wrapped value."""
+    huge = "99999999999999999999"
+    for arguments, option in (
+            (("label", cli.sample, "--min-size", "-1", "-o", "l.nii.gz"), "--min-size"),
+            (("label", cli.sample, "--min-size", huge, "-o", "l.nii.gz"), "--min-size"),
+            (("label", cli.sample, "--min-size", "0x10", "-o", "l.nii.gz"), "--min-size"),
+            (("label", cli.sample, "--min-size", "1.5", "-o", "l.nii.gz"), "--min-size"),
+            (("label", cli.sample, "--largest", "-1", "-o", "l.nii.gz"), "--largest"),
+            (("label", cli.sample, "--largest", "4294967296", "-o", "l.nii.gz"), "--largest"),
+            (("label", cli.sample, "--connectivity", "-26", "-o", "l.nii.gz"), "connectivity"),
+            (("label", cli.sample, "--connectivity", huge, "-o", "l.nii.gz"), "connectivity"),
+            (("generate", "random", "--size", "-1,8,8", "-o", "g.nii.gz"), "--size"),
+            (("generate", "random", "--size", f"8,{huge},8", "-o", "g.nii.gz"), "--size"),
+            (("generate", "random", "--density", "nan", "-o", "g.nii.gz"), "--density"),
+            (("generate", "random", "--density", "-0.5", "-o", "g.nii.gz"), "--density"),
+            (("generate", "random", "--granularity", "-1", "-o", "g.nii.gz"), "--granularity"),
+            (("generate", "random", "--seed", "-1", "-o", "g.nii.gz"), "--seed"),
+            (("generate", "random", "--seed", "4294967296", "-o", "g.nii.gz"), "--seed"),
+            (("generate", "hilbert", "--order", "-1", "-o", "g.nii.gz"), "--order"),
+            (("generate", "shells", "--gap", huge, "-o", "g.nii.gz"), "--gap"),
+            (("generate", "ridge", "--level", "-1", "-o", "g.nii.gz"), "--level"),
+            (("generate", "ridge", "--instance", "-1", "-o", "g.nii.gz"), "--instance"),
+            (("generate", "ridge", "--family", "leveling", "--index", "-1", "-o", "g.nii.gz"),
+             "--index"),
+            (("generate", "ridge", "--family", "scaling", "--steps", "-1", "-o", "g.nii.gz"),
+             "--steps"),
+            (("generate", "ridge", "--family", "random-merging", "--subdivisions", huge, "-o",
+              "g.nii.gz"), "--subdivisions"),
+            (("bench", "--runs", "-1"), "--runs"),
+            (("bench", "--warmup", huge), "--warmup"),
+            (("bench", "--step-runs", "-5"), "--step-runs"),
+            (("bench", "--peer-runs", huge), "--peer-runs"),
+            (("bench", "--density-step", "-1"), "--density-step"),
+            (("bench", "--granularities", "1,-2"), "--granularities"),
+            (("bench", "--ridge-side", "-512"), "--ridge-side")):
+        expect_error(cli.run(*arguments, cwd=work, timeout=20), 2, option)
+    expect_files(work, [])
+
 
 
 def main():
