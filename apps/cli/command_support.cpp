@@ -203,7 +203,8 @@ std::vector<fs::path> MetaImageDataFiles(const fs::path& file, const std::string
   std::vector<fs::path> files;
   bool ended = false;
   for (std::size_t i = 0; i < lines.size() && !ended; ++i) {
-    const std::size_t equals = lines[i].find('=');
+    // MetaIO takes "Key = value" and "Key: value" alike.
+    const std::size_t equals = lines[i].find_first_of("=:");
     if (equals == std::string::npos) continue;
     const std::string key = Lower(Trim(lines[i].substr(0, equals)));
     const std::string value = Trim(lines[i].substr(equals + 1));
@@ -332,6 +333,7 @@ std::vector<fs::path> InputFiles(const fs::path& input, const std::string& named
     AddFileOf(input, named, files);
     return files;
   }
+  files.push_back(input);  // the directory itself: no output replaces it either
   for (const std::string& slice : SlicesOf(input)) {
     AddFileOf(slice, named + " (its slice " + Quoted(fs::path(slice).filename()) + ")", files);
   }
@@ -351,7 +353,7 @@ void CheckNotInput(const std::string& named, const fs::path& file, const fs::pat
     if (fs::equivalent(file, part, error)) {
       throw CommandError(
           named +
-          (part == input ? " is the INPUT" : " is " + Quoted(part) + ", a file of the INPUT") +
+          (part == input ? " is the INPUT" : " is a file of the INPUT (" + Quoted(part) + ")") +
           "; volccl never overwrites the files it reads, even with --force");
     }
   }
@@ -422,7 +424,7 @@ void StagingDirectory::Commit(const fs::path& input, bool force) const {
   std::vector<fs::path> staged;
   for (const fs::directory_entry& entry : fs::directory_iterator(path_)) {
     const fs::path target = destination_ / entry.path().filename();
-    CheckNotInput("writing the output would replace " + Quoted(target) + ", which", target, input);
+    CheckNotInput("the output file " + Quoted(target), target, input);
     if (fs::exists(target) && !force) {
       throw CommandError(Quoted(target) + " exists; --force overwrites it");
     }

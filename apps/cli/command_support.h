@@ -36,9 +36,9 @@ void CheckInput(const fs::path& input);
 // their names, then by name: the slices of a directory INPUT.
 std::vector<std::string> SlicesOf(const fs::path& directory);
 
-// Every file `input` consists of: the file itself or, for a directory, its slices, and the data
-// files their MetaImage or NRRD headers name. Before ITK sees a header, refuses one that names a
-// data file outside the header's folder (after resolving ".." and symbolic links), one that is
+// Every file `input` consists of: the file itself or, for a directory, it and its slices, and the
+// data files their MetaImage or NRRD headers name. Before ITK sees a header, refuses one that names
+// a data file outside the header's folder (after resolving ".." and symbolic links), one that is
 // not a regular file, a file pattern it cannot expand, and MetaImage fields that make MetaIO loop
 // or overflow (NDims, DimSize, ElementNumberOfChannels, CompressedDataSize). `named`:
 // "INPUT 'x'" and the like, for messages.

@@ -96,7 +96,7 @@ std::string MetaImageShortfall(const fs::path& file, std::uint64_t data_bytes) {
   std::string line, data_file;
   bool compressed = false, header_size_given = false;
   while (data_file.empty() && std::getline(header, line)) {
-    const std::size_t equals = line.find('=');
+    const std::size_t equals = line.find_first_of("=:");  // "Key = value" or "Key: value"
     if (equals == std::string::npos) continue;
     const std::string key = Trimmed(line.substr(0, equals));
     const std::string value = Trimmed(line.substr(equals + 1));

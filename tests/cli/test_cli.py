@@ -1578,6 +1578,14 @@ def data_file_outside_refused(cli, work):
         trailer = "sub/../../outside.raw\n" if data_file == "LIST" else ""
         write_meta_header(os.path.join(folder, name), fields, data_file, trailer)
         expect_refused_everywhere(cli, work, os.path.join("in", name), name, *fragments)
+    # MetaIO also takes "Key: value".
+    with open(os.path.join(folder, "colon.mhd"), "w") as file:
+        file.write("ObjectType: Image\nNDims: 2\nDimSize: 4 4\nElementType: MET_UCHAR\n"
+                   "ElementDataFile: /etc/passwd\n")
+    expect_refused_everywhere(cli, work, "in/colon.mhd", "'/etc/passwd'", outside)
+    with open(os.path.join(folder, "colon_ndims.mha"), "w") as file:
+        file.write("NDims: -1\nDimSize: 4 4\nElementType: MET_UCHAR\nElementDataFile: LOCAL\n")
+    expect_refused_everywhere(cli, work, "in/colon_ndims.mha", "NDims", "'-1'")
     # An .mha whose data file is not LOCAL is a header like any other.
     write_meta_header(os.path.join(folder, "absolute.mha"), fields, "/etc/passwd")
     expect_refused_everywhere(cli, work, "in/absolute.mha", "'/etc/passwd'", outside)
@@ -1674,11 +1682,16 @@ def outputs_never_input_files(cli, work):
         file.write(bytes(mask))
     write_meta_header(os.path.join(work, "input.mhd"), meta_fields(size), "labels.raw")
     write_meta_header(os.path.join(work, "csv.mhd"), meta_fields(size), "voxels.csv")
+    os.mkdir(os.path.join(work, "scene"))
+    with open(os.path.join(work, "scene", "labels.vti"), "wb") as file:
+        file.write(bytes(mask))
+    write_meta_header(os.path.join(work, "vti.mhd"), meta_fields(size), "scene/labels.vti")
     os.mkdir(os.path.join(work, "slices"))
     write_png(os.path.join(work, "slices", "0.png"), 4, 4, [0, 255] * 8)
     write_png(os.path.join(work, "slices", "1.png"), 4, 4, [255, 0] * 8)
     originals = {name: file_bytes(os.path.join(work, name))
-                 for name in ("labels.raw", "voxels.csv", "input.mhd", "csv.mhd", "slices/0.png")}
+                 for name in ("labels.raw", "voxels.csv", "input.mhd", "csv.mhd", "slices/0.png",
+                              "scene/labels.vti")}
     for arguments, fragments in (
             (("label", "input.mhd", "-o", "labels.raw"), ("'labels.raw'", "a file of the INPUT")),
             (("label", "input.mhd", "-o", "input.mhd"), ("is the INPUT",)),
@@ -1687,12 +1700,15 @@ def outputs_never_input_files(cli, work):
             (("label", "input.mhd", "-o", "labels.mhd"), ("labels.raw", "the INPUT")),
             (("label", "csv.mhd", "--stats", "voxels.csv"), ("voxels.csv", "a file of the INPUT")),
             (("stats", "csv.mhd", "-o", "voxels.csv"), ("voxels.csv", "a file of the INPUT")),
-            (("label", "slices", "-o", "slices/0.png"), ("0.png", "a file of the INPUT"))):
+            (("label", "slices", "-o", "slices/0.png"), ("0.png", "a file of the INPUT")),
+            (("label", "vti.mhd", "--vtk", "scene"), ("labels.vti", "a file of the INPUT"))):
         expect_error(cli.run(*arguments, "--force", cwd=work, timeout=60), 1, *fragments,
                      "--force")
     for name, content in originals.items():
         expect(file_bytes(os.path.join(work, name)) == content, f"{name} was changed")
-    expect_files(work, ["labels.raw", "voxels.csv", "input.mhd", "csv.mhd", "slices"])
+    expect_files(work, ["labels.raw", "voxels.csv", "input.mhd", "csv.mhd", "vti.mhd", "scene",
+                        "slices"])
+    expect_files(os.path.join(work, "scene"), ["labels.vti"])
     expect_files(os.path.join(work, "slices"), ["0.png", "1.png"])
 
 
