@@ -1,6 +1,6 @@
 // The engine of `volccl bench`: times volccl's labeling algorithms on a list of volumes the way
-// docs/design.md (Performance) and YACCLAB (BUF/BKE paper, Sec. 6.2) ask, after checking their labels,
-// and times CPU peers (ITK's filter) on the same volumes. Needs neither ITK nor CLI11: the
+// docs/design.md (Performance) and YACCLAB (BUF/BKE paper, Sec. 6.2) ask, after checking their
+// labels, and times CPU peers (ITK's filter) on the same volumes. Needs neither ITK nor CLI11: the
 // command line (apps/cli/bench_command.cpp) builds the volume list and the peers.
 //
 // YACCLAB's tests: "average" (the whole labeling, allocation of the output included, median of

@@ -46,17 +46,24 @@ const std::vector<Algorithm>& all_algorithms() {
   return algorithms;
 }
 
+namespace {
+
+// What `automatic` takes: every connectivity that exists.
+constexpr detail::SmallSet kEveryConnectivity{4, 6, 8, 18, 26};
+
+const detail::SmallSet& connectivities_of(Algorithm algorithm) {
+  return algorithm == Algorithm::automatic ? kEveryConnectivity
+                                           : detail::registry_entry(algorithm).connectivities;
+}
+
+}  // namespace
+
 bool supports(Algorithm algorithm, int connectivity) {
-  if (algorithm == Algorithm::automatic) {
-    return is_2d_connectivity(connectivity) || connectivity == 6 || connectivity == 18 ||
-           connectivity == 26;
-  }
-  return detail::registry_entry(algorithm).connectivities.contains(connectivity);
+  return connectivities_of(algorithm).contains(connectivity);
 }
 
 std::vector<int> connectivities(Algorithm algorithm) {
-  if (algorithm == Algorithm::automatic) return {4, 6, 8, 18, 26};
-  return detail::registry_entry(algorithm).connectivities.members();
+  return connectivities_of(algorithm).members();
 }
 
 std::string summary(Algorithm algorithm) {

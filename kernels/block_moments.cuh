@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "runtime/cuda_support.cuh"
 #include "kernels/early_moments.h"
+#include "runtime/cuda_support.cuh"
 #include "runtime/moments.cuh"
-#include "volccl/cuda.h"
 #include "runtime/raster_rank.h"
+#include "volccl/cuda.h"
 
 namespace volccl::detail {
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "kernels/block_moments.cuh"
-#include "runtime/cuda_support.cuh"
 #include "kernels2d/le_tm_statistics_2d.h"
 #include "kernels2d/pixel_launch.cuh"
+#include "runtime/cuda_support.cuh"
 #include "volccl/cuda.h"
 
 namespace volccl::detail {

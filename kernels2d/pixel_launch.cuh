@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "runtime/cuda_support.cuh"
 #include "kernels2d/uf_ke_logic_2d.h"
+#include "runtime/cuda_support.cuh"
 
 namespace volccl::detail {
 

@@ -19,11 +19,10 @@
 // stores a component lying wholly in the region and adds the others by atomics (moments.cuh).
 #include <cstdint>
 
-#include "runtime/labeler.h"
-#include "runtime/cuda_support.cuh"
 #include "kernels3d/ruf_logic_3d.h"
 #include "kernels3d/ruf_statistics_3d.h"
 #include "kernels3d/ruf_statistics_logic_3d.h"
+#include "runtime/cuda_support.cuh"
 #include "runtime/moments.cuh"
 #include "runtime/raster_rank.h"
 

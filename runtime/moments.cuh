@@ -19,8 +19,8 @@
 #include <cstdint>
 
 #include "runtime/cuda_support.cuh"
-#include "volccl/cuda.h"
 #include "runtime/moments.h"
+#include "volccl/cuda.h"
 #include "volccl/statistics.h"
 
 namespace volccl::detail {

@@ -12,9 +12,10 @@ Exit status 0 when the tree is clean, 1 with one line per violation otherwise.
 """
 import pathlib
 import re
-import subprocess
 import sys
 import tempfile
+
+from repository_files import repository_files, repository_root
 
 # Lowest first. A directory not listed here (docs/, scripts/, cmake/) holds no checked sources.
 LAYERS = {
@@ -50,14 +51,8 @@ def layer_folder(relative: str):
 
 
 def source_files(root: pathlib.Path):
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-            cwd=root, check=True, capture_output=True, text=True).stdout.split()
-        paths = [root / name for name in listed]
-    except (OSError, subprocess.CalledProcessError):
-        paths = [p for p in root.rglob("*") if p.is_file()]
-    return sorted(p for p in paths if p.suffix in SOURCE_SUFFIXES and p.is_file())
+    return [root / name for name in repository_files(root)
+            if pathlib.PurePosixPath(name).suffix in SOURCE_SUFFIXES]
 
 
 def resolve(root: pathlib.Path, includer: pathlib.Path, name: str):
@@ -146,7 +141,7 @@ def self_test():
 def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
-    root = pathlib.Path(argv[1]) if len(argv) > 1 else pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(argv[1]) if len(argv) > 1 else repository_root()
     found = violations(root)
     for line in found:
         print(line)

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import pathlib
 import re
-import subprocess
 import sys
 import unicodedata
 import urllib.parse
+
+from repository_files import repository_files, repository_root
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -36,19 +37,8 @@ HTML_ANCHOR = re.compile(r"""<a\s[^>]*\bname\s*=\s*["']([^"']+)["']|\bid\s*=\s*[
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def repository_root() -> pathlib.Path:
-    here = pathlib.Path(__file__).resolve().parent
-    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, check=True,
-                         capture_output=True, text=True).stdout.strip()
-    return pathlib.Path(top)
-
-
 def markdown_files(root: pathlib.Path) -> list[pathlib.Path]:
-    listing = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "*.md"],
-        cwd=root, check=True, capture_output=True, text=True).stdout
-    names = sorted({name for name in listing.split("\0") if name})
-    return [root / name for name in names if (root / name).is_file()]
+    return [root / name for name in repository_files(root, "*.md")]
 
 
 def blank_code_spans(line: str) -> str:

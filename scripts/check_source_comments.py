@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 
+from repository_files import repository_files, repository_root
+
 SUFFIXES = (".h", ".hpp", ".hxx", ".cuh", ".cu", ".cpp", ".cc", ".py", ".sh", ".cmake")
 EXCLUDED_FOLDERS = ("bench/results/", "bench/notes/")
 SELF = "scripts/check_source_comments.py"
@@ -47,13 +49,6 @@ PATTERNS = [
 ]
 
 
-def repository_root() -> pathlib.Path:
-    here = pathlib.Path(__file__).resolve().parent
-    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, check=True,
-                         capture_output=True, text=True).stdout.strip()
-    return pathlib.Path(top)
-
-
 def wanted(path: str) -> bool:
     if path == SELF or path.startswith(EXCLUDED_FOLDERS):
         return False
@@ -62,11 +57,7 @@ def wanted(path: str) -> bool:
 
 
 def source_files(root: pathlib.Path) -> list[str]:
-    listing = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
-        check=True, capture_output=True, text=True).stdout
-    paths = sorted({path for path in listing.split("\0") if path})
-    return [path for path in paths if wanted(path) and (root / path).is_file()]
+    return [path for path in repository_files(root) if wanted(path)]
 
 
 def hits_in_line(line: str) -> list[str]:

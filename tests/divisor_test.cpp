@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <random>
 
-#include "test_support.h"
 #include "runtime/host_device.h"
+#include "test_support.h"
 
 namespace volccl::test {
 namespace {

@@ -18,10 +18,10 @@
 #include "kernels3d/block_logic_3d.h"
 #include "kernels3d/forest_statistics_logic_3d.h"
 #include "reference_labeler.h"
-#include "test_support.h"
-#include "volccl/data/generators.h"
 #include "runtime/moments.h"
 #include "runtime/raster_rank.h"
+#include "test_support.h"
+#include "volccl/data/generators.h"
 
 namespace volccl::test {
 namespace {
