@@ -405,6 +405,18 @@ void CheckImageOutput(const fs::path& output, const fs::path& input, bool force,
   }
 }
 
+void CheckOutputHoldsVolume(const fs::path& output, std::uint64_t depth) {
+  if (depth <= 1) return;
+  const itk::ImageIOBase::Pointer writer = itk::ImageIOFactory::CreateImageIO(
+      output.c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode);
+  const std::string format = writer ? writer->GetNameOfClass() : "";
+  if (format == "PNGImageIO" || format == "JPEGImageIO" || format == "BMPImageIO") {
+    throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + Quoted(output.extension()) +
+                       " files hold 2D images, and this is a volume of " + std::to_string(depth) +
+                       " slices (use .nii.gz, .mha, .nrrd or .tif)");
+  }
+}
+
 StagingDirectory::StagingDirectory(const fs::path& destination, const std::string& name)
     : destination_(destination) {
   std::string pattern = (destination_ / ("." + name + ".tmp-XXXXXX")).string();

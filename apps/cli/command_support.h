@@ -58,6 +58,10 @@ void CheckWritableFile(const std::string& named, const fs::path& file, const fs:
 // than 8-bit RGB (volccl label; volccl generate writes 0/1 masks, which any format holds).
 void CheckImageOutput(const fs::path& output, const fs::path& input, bool force, bool labels);
 
+// Refuses to write a volume of `depth` slices to a format of 2D images (PNG, JPEG, BMP), whose
+// ITK writers would keep its first slice only.
+void CheckOutputHoldsVolume(const fs::path& output, std::uint64_t depth);
+
 // A hidden directory in `destination` that writers fill under their own file names. Commit()
 // moves the files into place once all are complete; whatever is left is removed with the
 // directory, so a failed run leaves no partial output. Formats of two files (.mhd + .raw) and

@@ -18,6 +18,7 @@
 #include "volccl/data/generators.h"
 #include "volccl/data/ridge.h"
 #include "volccl/error.h"
+#include "volccl/volccl.h"
 
 namespace volccl::cli {
 namespace {
@@ -170,6 +171,14 @@ class GenerateCommand : public Command {
     }
     const Extent3 extent{size[0], size.size() > 1 ? size[1] : size[0],
                          size.size() > 2 ? size[2] : (image ? 1 : size[0])};
+    CheckOutputHoldsVolume(request.output, extent.z);
+    // Sides whose product overflows, or more voxels than a label image numbers, are refused
+    // before any memory is taken.
+    if (extent.x > max_voxel_count || extent.y > max_voxel_count || extent.z > max_voxel_count ||
+        extent.x * extent.y > max_voxel_count || extent.voxel_count() > max_voxel_count) {
+      throw CommandError("--size " + extent.to_string() + ": volccl labels at most " +
+                         std::to_string(max_voxel_count) + " voxels (2^32 - 2)");
+    }
     data::Volume volume;
     if (request.kind == "random") {
       volume = data::random_granular(extent, request.density, request.granularity, request.seed);

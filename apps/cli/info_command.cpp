@@ -35,7 +35,7 @@ void PrintInfo(const InputInformation& information) {
     for (unsigned j = 0; j < VDimension; ++j) text << ' ' << image->GetDirection()(i, j);
   }
   text << "\npixel type: "
-       << itk::ImageIOBase::GetComponentTypeAsString(information.io->GetComponentType())
+       << itk::ImageIOBase::GetComponentTypeAsString(information.component_type)
        << "\nvalues: " << *lowest << " to " << *highest << "\nforeground (non-zero): " << foreground
        << " of " << voxels << " voxels, "
        << 100.0 * static_cast<double>(foreground) / static_cast<double>(voxels) << " %\n"

@@ -9,8 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <zlib.h>
-
+#include "file_checks.h"
 #include "itkImageIOFactory.h"
 #include "volccl/volccl.h"
 
@@ -41,85 +40,106 @@ std::string GiB(std::uint64_t bytes) {
   return text;
 }
 
-// The bytes a file holds, or the bytes a gzip stream expands to (its trailer's ISIZE, modulo
-// 2^32); 0 when unknown.
-std::uint64_t FileBytes(const fs::path& file, bool gzipped) {
-  std::ifstream stream(file, std::ios::binary | std::ios::ate);
-  const std::uint64_t size = stream ? static_cast<std::uint64_t>(stream.tellg()) : 0;
-  if (!gzipped) return size;
-  unsigned char trailer[4] = {0, 0, 0, 0};
-  if (size < 18 || !stream.seekg(-4, std::ios::end) ||
-      !stream.read(reinterpret_cast<char*>(trailer), 4)) {
-    return 0;
+// ITK's ImageIO class for `file`, its header read, with what the libraries print kept off
+// stderr; `named` for messages.
+itk::ImageIOBase::Pointer ReadHeader(const fs::path& file, const std::string& named) {
+  CheckBeforeReading(file, named);
+  const LibraryMessages quiet;
+  itk::ImageIOBase::Pointer io = ImageIOFor(file);
+  if (!io) {
+    throw CommandError("cannot read " + named +
+                       ": not an image in a format ITK reads, or a damaged one");
   }
-  return trailer[0] | trailer[1] << 8 | trailer[2] << 16 |
-         static_cast<std::uint64_t>(trailer[3]) << 24;
+  io->SetFileName(file.string());
+  try {
+    io->ReadImageInformation();
+  } catch (const itk::ExceptionObject& error) {
+    throw CommandError("cannot read " + named + ": " + error.GetDescription());
+  }
+  return io;
 }
 
-// NIfTI-1 (.nii, .nii.gz): the header's vox_offset plus the voxels' bytes must be there. ITK's
-// reader fills what a short file lacks with zeros, silently.
-std::string NiftiShortfall(const fs::path& file, std::uint64_t data_bytes) {
-  unsigned char header[352] = {};
-  const gzFile stream = gzopen(file.c_str(), "rb");  // reads plain files as they are
-  if (stream == nullptr) return {};
-  const int read = gzread(stream, header, sizeof header);
-  const bool gzipped = gzdirect(stream) == 0;
-  gzclose(stream);
-  std::uint32_t header_size = 0;
-  float offset = 0;
-  std::memcpy(&header_size, header, 4);
-  std::memcpy(&offset, header + 108, 4);
-  if (read < 348 || header_size != 348 || !(offset >= 348)) return {};  // NIfTI-2, swapped
-  const std::uint64_t expected = static_cast<std::uint64_t>(offset) + data_bytes;
-  const std::uint64_t actual = FileBytes(file, gzipped);
-  if (gzipped && actual != (expected & 0xFFFFFFFFull)) {
-    return "its compressed data do not expand to the " + std::to_string(expected) +
-           " bytes its header promises; the file is truncated or damaged";
+std::size_t ComponentBytes(itk::IOComponentEnum type) {
+  using Component = itk::IOComponentEnum;
+  switch (type) {
+    case Component::UCHAR:
+    case Component::CHAR:
+      return 1;
+    case Component::USHORT:
+    case Component::SHORT:
+      return 2;
+    case Component::UINT:
+    case Component::INT:
+    case Component::FLOAT:
+      return 4;
+    default:
+      return 8;
   }
-  if (!gzipped && actual < expected) {
-    return "it holds " + std::to_string(actual) + " bytes, its header promises " +
-           std::to_string(expected) + "; the file is truncated";
-  }
-  return {};
 }
 
-std::string Trimmed(const std::string& text) {
-  const std::size_t first = text.find_first_not_of(" \t\r");
-  const std::size_t last = text.find_last_not_of(" \t\r");
-  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+// 1 for unsigned integers, 2 for signed ones, 3 for floating point.
+int KindOf(itk::IOComponentEnum type) {
+  using Component = itk::IOComponentEnum;
+  switch (type) {
+    case Component::CHAR:
+    case Component::SHORT:
+    case Component::INT:
+    case Component::LONG:
+    case Component::LONGLONG:
+      return 2;
+    case Component::FLOAT:
+    case Component::DOUBLE:
+      return 3;
+    default:
+      return 1;
+  }
 }
 
-// MetaImage (.mha, .mhd + .raw), uncompressed: the voxels after the header, or in the data file,
-// must be there. ITK's reader warns on stderr and carries on.
-std::string MetaImageShortfall(const fs::path& file, std::uint64_t data_bytes) {
-  std::ifstream header(file, std::ios::binary);
-  std::string line, data_file;
-  bool compressed = false, header_size_given = false;
-  while (data_file.empty() && std::getline(header, line)) {
-    const std::size_t equals = line.find_first_of("=:");  // "Key = value" or "Key: value"
-    if (equals == std::string::npos) continue;
-    const std::string key = Trimmed(line.substr(0, equals));
-    const std::string value = Trimmed(line.substr(equals + 1));
-    if (key == "CompressedData") compressed = value == "True" || value == "true";
-    if (key == "HeaderSize") header_size_given = true;
-    if (key == "ElementDataFile") data_file = value;
+// A voxel type that holds every value of both: the wider of one kind, a signed type wider than
+// the unsigned one, double once either is floating point.
+itk::IOComponentEnum Widest(itk::IOComponentEnum a, itk::IOComponentEnum b) {
+  using Component = itk::IOComponentEnum;
+  if (a == b) return a;
+  const int kind_a = KindOf(a), kind_b = KindOf(b);
+  const std::size_t size_a = ComponentBytes(a);
+  const std::size_t size_b = ComponentBytes(b);
+  if (kind_a == 3 || kind_b == 3) {
+    return kind_a == kind_b && std::max(size_a, size_b) == 4 ? Component::FLOAT : Component::DOUBLE;
   }
-  if (data_file.empty() || compressed || header_size_given || data_file == "LIST" ||
-      data_file.find('%') != std::string::npos) {
-    return {};
+  std::size_t size = std::max(size_a, size_b);
+  if (kind_a != kind_b) {
+    size = std::min<std::size_t>(
+        8, std::max(kind_a == 2 ? size_a : size_b, 2 * (kind_a == 1 ? size_a : size_b)));
   }
-  std::uint64_t actual = 0;
-  if (data_file == "LOCAL") {
-    const std::uint64_t header_bytes = static_cast<std::uint64_t>(header.tellg());
-    actual = FileBytes(file, false) - header_bytes;
-  } else {
-    const fs::path data = file.parent_path() / data_file;
-    if (!fs::is_regular_file(data)) return "its data file " + Quoted(data) + " does not exist";
-    actual = FileBytes(data, false);
+  const bool is_signed = kind_a == 2 || kind_b == 2;
+  switch (size) {
+    case 1:
+      return is_signed ? Component::CHAR : Component::UCHAR;
+    case 2:
+      return is_signed ? Component::SHORT : Component::USHORT;
+    case 4:
+      return is_signed ? Component::INT : Component::UINT;
+    default:
+      return is_signed ? Component::LONGLONG : Component::ULONGLONG;
   }
-  if (actual < data_bytes) {
-    return "it holds " + std::to_string(actual) + " bytes of voxels, its header promises " +
-           std::to_string(data_bytes) + "; the file is truncated";
+}
+
+// The sides of a slice: 2D, or 3D of one slice.
+std::string SliceProblem(const itk::ImageIOBase& io, const itk::ImageIOBase& first) {
+  unsigned dimension = io.GetNumberOfDimensions();
+  while (dimension > 2 && io.GetDimensions(dimension - 1) == 1) --dimension;
+  if (dimension != 2) return "is not a 2D image";
+  if (io.GetDimensions(0) != first.GetDimensions(0) ||
+      io.GetDimensions(1) != first.GetDimensions(1)) {
+    return "is " + std::to_string(io.GetDimensions(0)) + "x" + std::to_string(io.GetDimensions(1)) +
+           " pixels, the first slice " + std::to_string(first.GetDimensions(0)) + "x" +
+           std::to_string(first.GetDimensions(1));
+  }
+  if (io.GetNumberOfComponents() != first.GetNumberOfComponents()) {
+    return "has " + std::to_string(io.GetNumberOfComponents()) +
+           "-component pixels, the first "
+           "slice " +
+           std::to_string(first.GetNumberOfComponents());
   }
   return {};
 }
@@ -140,19 +160,13 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
     }
     header = information.slices.front();
   }
-  information.io = ImageIOFor(header);
+  const auto slice_named = [&](const fs::path& slice) {
+    return information.named + " (its slice " + Quoted(slice.filename()) + ")";
+  };
+  information.io =
+      ReadHeader(header, information.slices.empty() ? information.named : slice_named(header));
   itk::ImageIOBase* io = information.io.GetPointer();
-  if (!io) {
-    throw CommandError("cannot read " + information.named +
-                       ": not an image in a format ITK reads, or a damaged one");
-  }
-  io->SetFileName(header.string());
-  try {
-    io->ReadImageInformation();
-  } catch (const itk::ExceptionObject& error) {
-    throw CommandError("cannot read " + information.named + ": " + error.GetDescription());
-  }
-
+  information.component_type = io->GetComponentType();
   unsigned dimension = io->GetNumberOfDimensions();
   while (dimension > 3 && io->GetDimensions(dimension - 1) == 1) --dimension;
   if (!information.slices.empty()) {
@@ -189,7 +203,21 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
                        " voxels; volccl labels at most " + std::to_string(volccl::max_voxel_count) +
                        " voxels (2^32 - 2)");
   }
-  information.bytes_per_voxel = io->GetComponentSize();
+  // Every slice is checked, its voxels included, before any is read: ITK's series reader would
+  // take the first slice's pixel type for all of them.
+  for (std::size_t i = 1; i < information.slices.size(); ++i) {
+    const fs::path slice = information.slices[i];
+    const itk::ImageIOBase::Pointer slice_io = ReadHeader(slice, slice_named(slice));
+    const std::string problem = SliceProblem(*slice_io, *io);
+    if (!problem.empty()) throw CommandError(slice_named(slice) + " " + problem);
+    information.component_type = Widest(information.component_type, slice_io->GetComponentType());
+    CheckVoxelData(slice, slice_named(slice), slice_io->GetNameOfClass(),
+                   slice_io->GetImageSizeInBytes());
+  }
+  if (!information.slices.empty()) {
+    CheckVoxelData(header, slice_named(header), io->GetNameOfClass(), io->GetImageSizeInBytes());
+  }
+  information.bytes_per_voxel = ComponentBytes(information.component_type);
   return information;
 }
 
@@ -202,16 +230,9 @@ void CheckReadable(const InputInformation& information, std::size_t extra_bytes_
                        " voxels) needs about " + GiB(needed) +
                        " of memory to label; this machine has " + GiB(available) + " available");
   }
-  if (!information.slices.empty()) return;  // each slice's reader refuses a short file itself
-  const std::string format = information.io->GetNameOfClass();
-  const std::uint64_t data_bytes = information.io->GetImageSizeInBytes();
-  const std::string shortfall =
-      format == "NiftiImageIO"  ? NiftiShortfall(information.path, data_bytes)
-      : format == "MetaImageIO" ? MetaImageShortfall(information.path, data_bytes)
-                                : std::string();
-  if (!shortfall.empty()) {
-    throw CommandError("cannot read " + information.named + ": " + shortfall);
-  }
+  if (!information.slices.empty()) return;  // ReadInputInformation checked every slice
+  CheckVoxelData(information.path, information.named, information.io->GetNameOfClass(),
+                 information.io->GetImageSizeInBytes());
 }
 
 }  // namespace volccl::cli

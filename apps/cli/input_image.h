@@ -4,12 +4,15 @@
 // voxel is read.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "command_support.h"
+#include "file_checks.h"
 #include "itkImage.h"
 #include "itkImageFileReader.h"
 #include "itkImageIOBase.h"
@@ -26,6 +29,8 @@ struct InputInformation {
   std::vector<std::string> slices;  // a directory: its slices, in stacking order
   unsigned dimension = 3;           // 2 for a 2D image, 3 for a volume (maybe one slice)
   volccl::Extent3 extent;
+  // The voxels' type: the file's, or for a directory one that holds every slice's values.
+  itk::IOComponentEnum component_type = itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE;
   std::size_t bytes_per_voxel = 0;  // as stored in memory once read
 };
 
@@ -39,20 +44,34 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
 // that holds fewer voxels than its header promises, which ITK's readers would fill with zeros.
 void CheckReadable(const InputInformation& information, std::size_t extra_bytes_per_voxel);
 
-// Reads the voxels as TImage (any scalar pixel type; ITK converts).
+// Reads the voxels as TImage (any scalar pixel type; ITK converts). NaN and infinite values
+// read as 0, background, whatever the format: ITK's NIfTI reader already turns them into 0,
+// MetaImage and NRRD would keep them.
 template <typename TImage>
 typename TImage::Pointer ReadInputImage(const InputInformation& information) {
+  typename TImage::Pointer image;
   try {
+    const LibraryMessages quiet;
     if (information.slices.empty()) {
-      return itk::ReadImage<TImage>(information.path.string());
+      image = itk::ReadImage<TImage>(information.path.string());
+    } else {
+      auto reader = itk::ImageSeriesReader<TImage>::New();
+      reader->SetFileNames(information.slices);
+      reader->Update();
+      image = reader->GetOutput();
     }
-    auto reader = itk::ImageSeriesReader<TImage>::New();
-    reader->SetFileNames(information.slices);
-    reader->Update();
-    return reader->GetOutput();
   } catch (const itk::ExceptionObject& error) {
     throw CommandError("cannot read " + information.named + ": " + error.GetDescription());
   }
+  using Pixel = typename TImage::PixelType;
+  if constexpr (std::is_floating_point<Pixel>::value) {
+    Pixel* values = image->GetBufferPointer();
+    const std::size_t count = image->GetBufferedRegion().GetNumberOfPixels();
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!std::isfinite(values[i])) values[i] = 0;
+    }
+  }
+  return image;
 }
 
 // Calls visitor(TPixel{}) with the C++ type of the input's voxels, so that they are read without
@@ -60,7 +79,7 @@ typename TImage::Pointer ReadInputImage(const InputInformation& information) {
 template <typename TVisitor>
 decltype(auto) VisitPixelType(const InputInformation& information, TVisitor&& visitor) {
   using Component = itk::IOComponentEnum;
-  switch (information.io->GetComponentType()) {
+  switch (information.component_type) {
     case Component::UCHAR:
       return visitor(std::uint8_t{});
     case Component::CHAR:
@@ -84,10 +103,9 @@ decltype(auto) VisitPixelType(const InputInformation& information, TVisitor&& vi
     case Component::DOUBLE:
       return visitor(double{});
     default:
-      throw CommandError(
-          information.named + " has " +
-          itk::ImageIOBase::GetComponentTypeAsString(information.io->GetComponentType()) +
-          " voxels, which volccl cannot read");
+      throw CommandError(information.named + " has " +
+                         itk::ImageIOBase::GetComponentTypeAsString(information.component_type) +
+                         " voxels, which volccl cannot read");
   }
 }
 

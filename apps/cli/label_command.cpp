@@ -750,3 +750,4 @@ std::unique_ptr<Command> AddLabelCommand(CLI::App& app) {
 }
 
 }  // namespace volccl::cli
+    if (!request.output.empty()) CheckOutputHoldsVolume(request.output, information.extent.z);

@@ -13,6 +13,7 @@
 // moved into place when complete, so a failed run leaves none behind.
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
     PrintError(std::string(error.what()) + "; --device cpu or --device auto labels on the CPU");
   } catch (const itk::ExceptionObject& error) {
     PrintError(error.GetDescription());
+  } catch (const std::bad_alloc&) {
+    PrintError("out of memory: this machine cannot hold what the command needs");
   } catch (const std::exception& error) {
     PrintError(error.what());
   }

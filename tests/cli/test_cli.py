@@ -1754,6 +1754,235 @@ def numeric_options_range_checked(cli, work):
     expect_files(work, [])
 
 
+# ---- hostile and damaged files ---------------------------------------------------------------
+
+
+def write_nifti(path, size, values, datatype=NIFTI_UINT8, compress=False):
+    """A little-endian single-file NIfTI-1 of unit spacing, voxels from byte 352."""
+    codes = {NIFTI_UINT8: ("B", 8), NIFTI_UINT16: ("H", 16), 16: ("f", 32)}
+    code, bits = codes[datatype]
+    dim = [len(size), *size] + [1] * (7 - len(size))
+    header = bytearray(352)
+    struct.pack_into("<i", header, 0, 348)
+    struct.pack_into("<8h", header, 40, *dim)
+    struct.pack_into("<hh", header, 70, datatype, bits)
+    struct.pack_into("<8f", header, 76, 1, 1, 1, 1, 1, 1, 1, 1)
+    struct.pack_into("<f", header, 108, 352)
+    struct.pack_into("<f", header, 112, 1)  # scl_slope
+    header[344:348] = b"n+1\0"
+    content = bytes(header) + struct.pack(f"<{len(values)}{code}", *values)
+    with open(path, "wb") as file:
+        file.write(gzip.compress(content, mtime=0) if compress else content)
+
+
+def write_compressed_mha(path, size, values, stream=None, declared=None):
+    """A MetaImage of uint8 voxels deflated by zlib in the same file; `stream` replaces the
+    deflated bytes, `declared` the CompressedDataSize (None: their length, False: none)."""
+    if stream is None:
+        stream = zlib.compress(bytes(values))
+    fields = ["ObjectType = Image", f"NDims = {len(size)}", "BinaryData = True",
+              "BinaryDataByteOrderMSB = False", "CompressedData = True"]
+    if declared is not False:
+        fields.append(f"CompressedDataSize = {len(stream) if declared is None else declared}")
+    fields += ["DimSize = " + " ".join(map(str, size)), "ElementType = MET_UCHAR",
+               "ElementDataFile = LOCAL"]
+    with open(path, "wb") as file:
+        file.write(("\n".join(fields) + "\n").encode() + stream)
+
+
+def write_nrrd(path, size, values, gzipped=False, stream=None):
+    """An NRRD of uint8 voxels after its header, raw or gzip (`stream` replaces the data)."""
+    data = bytes(values)
+    if stream is None:
+        stream = gzip.compress(data, mtime=0) if gzipped else data
+    with open(path, "wb") as file:
+        file.write((f"NRRD0004\ntype: uint8\ndimension: {len(size)}\n"
+                    f"sizes: {' '.join(map(str, size))}\n"
+                    f"encoding: {'gzip' if gzipped else 'raw'}\n\n").encode() + stream)
+
+
+def random_mask(size, seed, density=0.4):
+    generator = random.Random(seed)
+    count = 1
+    for side in size:
+        count *= side
+    return [1 if generator.random() < density else 0 for _ in range(count)]
+
+
+def labeled_count(cli, work, name):
+    """The number of components `volccl label` finds in `name` (26-connectivity)."""
+    result = cli.run("label", name, "-o", "labels.mha", "--force", cwd=work)
+    expect_success(result)
+    expect(result.stderr == "", f"{name}: stderr is not empty:\n" + describe(result))
+    return parse_summary(result.stdout.rstrip("\n"))[1]
+
+
+@case
+def damaged_png_refused(cli, work):
+    """A PNG cut inside its header or first chunks aborted the program inside libpng; a chunk
+    that fails its CRC, or image data that do not fill the image, were read."""
+    width, height = 13, 7
+    write_png(os.path.join(work, "good.png"), width, height,
+              [255 * v for v in random_mask((width, height), 5)])
+    with open(os.path.join(work, "good.png"), "rb") as file:
+        content = file.read()
+    expect_success(cli.run("info", "good.png", cwd=work))
+    damaged = {f"cut{n}.png": content[:n] for n in (8, 12, 20, 29, 33, 37, 40, 45)}
+    damaged["cut_end.png"] = content[:-12]  # no IEND
+    flipped = bytearray(content)
+    flipped[20] ^= 0x01  # inside IHDR: its CRC fails
+    damaged["ihdr.png"] = bytes(flipped)
+    flipped = bytearray(content)
+    flipped[-20] ^= 0x40  # inside IDAT
+    damaged["idat.png"] = bytes(flipped)
+    for name, data in damaged.items():
+        with open(os.path.join(work, name), "wb") as file:
+            file.write(data)
+        expect_refused_everywhere(cli, work, name, name, "PNG")
+    # A slice directory with one damaged slice: refused naming the slice, before any output
+    # (the hidden staging folders and the --vtk folder) is made.
+    stack = os.path.join(work, "stack")
+    os.mkdir(stack)
+    for z in range(4):
+        shutil.copy(os.path.join(work, "good.png"), os.path.join(stack, f"s{z}.png"))
+    shutil.copy(os.path.join(work, "cut40.png"), os.path.join(stack, "s2.png"))
+    expect_refused_everywhere(cli, work, "stack", "slice 's2.png'")
+
+
+@case
+def compressed_metaimage_checked(cli, work):
+    """MetaIO printed 'Uncompress failed' and labeled what a short stream left, exit 0."""
+    size = (9, 8, 7)
+    mask = random_mask(size, 11)
+    expected = label(mask, size)[1]
+    write_compressed_mha(os.path.join(work, "good.mha"), size, mask)
+    expect(labeled_count(cli, work, "good.mha") == expected, "good.mha: wrong count")
+    stream = zlib.compress(bytes(mask))
+    write_compressed_mha(os.path.join(work, "half.mha"), size, mask, stream[:len(stream) // 2])
+    write_compressed_mha(os.path.join(work, "declared_short.mha"), size, mask, stream[:-9],
+                         declared=len(stream))
+    write_compressed_mha(os.path.join(work, "short_stream.mha"), size, mask,
+                         zlib.compress(bytes(mask[:-50])))
+    flipped = bytearray(stream)
+    flipped[len(flipped) // 2] ^= 0xFF
+    write_compressed_mha(os.path.join(work, "flipped.mha"), size, mask, bytes(flipped))
+    write_compressed_mha(os.path.join(work, "unsized.mha"), size, mask, declared=False)
+    for name in ("half.mha", "declared_short.mha", "short_stream.mha", "flipped.mha",
+                 "unsized.mha"):
+        expect_refused_everywhere(cli, work, name, name)
+
+
+@case
+def gzip_streams_checked(cli, work):
+    """A gzip member whose CRC or length fails is refused (.nii.gz and NRRD); several members
+    and zero padding after the stream, which gzip and zlib read, are read."""
+    size = (9, 8, 7)
+    mask = random_mask(size, 12)
+    expected = label(mask, size)[1]
+    write_nifti(os.path.join(work, "plain.nii"), size, mask)
+    with open(os.path.join(work, "plain.nii"), "rb") as file:
+        raw = file.read()
+    good = gzip.compress(raw, mtime=0)
+    half = len(raw) // 2
+    variants = {
+        "members.nii.gz": gzip.compress(raw[:half], mtime=0) + gzip.compress(raw[half:], mtime=0),
+        "padded.nii.gz": good + bytes(512),
+    }
+    for name, data in variants.items():
+        with open(os.path.join(work, name), "wb") as file:
+            file.write(data)
+        expect(labeled_count(cli, work, name) == expected, f"{name}: wrong count")
+    for name, position in (("crc.nii.gz", -6), ("length.nii.gz", -2)):
+        damaged = bytearray(good)
+        damaged[position] ^= 0x01
+        with open(os.path.join(work, name), "wb") as file:
+            file.write(bytes(damaged))
+        expect_refused_everywhere(cli, work, name, name, "gzip")
+    write_nrrd(os.path.join(work, "good.nrrd"), size, mask, gzipped=True)
+    expect(labeled_count(cli, work, "good.nrrd") == expected, "good.nrrd: wrong count")
+    stream = bytearray(gzip.compress(bytes(mask), mtime=0))
+    stream[-7] ^= 0x01
+    write_nrrd(os.path.join(work, "crc.nrrd"), size, mask, True, bytes(stream))
+    write_nrrd(os.path.join(work, "cut.nrrd"), size, mask, True, bytes(stream[:-20]))
+    write_nrrd(os.path.join(work, "short.nrrd"), size, mask, False, bytes(mask[:-20]))
+    for name in ("crc.nrrd", "cut.nrrd", "short.nrrd"):
+        expect_refused_everywhere(cli, work, name, name)
+
+
+@case
+def slices_of_different_types(cli, work):
+    """A directory of 8- and 16-bit slices is read in 16 bits: the value 256 of a later slice
+    stays foreground, and --label 256 finds it (the first slice's type turned it into 0)."""
+    width, height = 6, 5
+    stack = os.path.join(work, "stack")
+    os.mkdir(stack)
+    write_mha(os.path.join(stack, "s0.mha"), (width, height), [1] + [0] * 29, "MET_UCHAR")
+    write_mha(os.path.join(stack, "s1.mha"), (width, height), [0] * 29 + [256], "MET_USHORT")
+    info = cli.run("info", "stack", cwd=work)
+    expect_success(info)
+    expect("pixel type: unsigned_short" in info.stdout and "values: 0 to 256" in info.stdout,
+           info.stdout)
+    result = cli.run("label", "stack", "--label", "256", "-o", "labels.mha", cwd=work)
+    expect_success(result)
+    expect(parse_summary(result.stdout.rstrip("\n"))[1] == 1, result.stdout)
+    write_mha(os.path.join(stack, "s2.mha"), (width, height + 1), [0] * 36, "MET_UCHAR")
+    expect_refused_everywhere(cli, work, "stack", "slice 's2.mha'", "6x6")
+
+
+@case
+def volume_never_cut_to_2d(cli, work):
+    """ITK's PNG writer keeps the first slice of a volume: refused, as for generate."""
+    write_mha(os.path.join(work, "volume.mha"), (4, 4, 3), [1] * 48, "MET_UCHAR")
+    expect_error(cli.run("label", "volume.mha", "-o", "labels.png", cwd=work), 1, "labels.png",
+                 "2D images", "3 slices")
+    expect_error(cli.run("generate", "random", "--size", "4,4,3", "-o", "mask.png", cwd=work), 1,
+                 "mask.png", "2D images")
+    write_mha(os.path.join(work, "one_slice.mha"), (4, 4, 1), [1] * 16, "MET_UCHAR")
+    expect_success(cli.run("label", "one_slice.mha", "-o", "one.png", cwd=work))
+    expect_files(work, ["volume.mha", "one_slice.mha", "one.png"])
+
+
+@case
+def nifti_dimension_zero_refused(cli, work):
+    write_nifti(os.path.join(work, "good.nii"), (4, 3, 2), [1] * 24)
+    with open(os.path.join(work, "good.nii"), "rb") as file:
+        content = bytearray(file.read())
+    for name, offset, value in (("zero.nii", 44, 0), ("negative.nii", 42, -3),
+                                ("rank.nii", 40, 0), ("rank8.nii", 40, 8)):
+        damaged = bytearray(content)
+        struct.pack_into("<h", damaged, offset, value)
+        with open(os.path.join(work, name), "wb") as file:
+            file.write(bytes(damaged))
+        expect_refused_everywhere(cli, work, name, name, "NIfTI header")
+
+
+@case
+def nan_and_inf_are_background(cli, work):
+    """NaN and +-Inf read as 0 from every format (ITK's NIfTI reader made them 0, MetaImage kept
+    them as foreground)."""
+    size = (5, 4, 3)
+    values = [0.0] * 60
+    values[0], values[2], values[4], values[30] = float("nan"), float("inf"), float("-inf"), 2.0
+    write_nifti(os.path.join(work, "float.nii"), size, values, datatype=16)
+    write_mha(os.path.join(work, "float.mha"), size, values, "MET_FLOAT")
+    for name in ("float.nii", "float.mha"):
+        info = cli.run("info", name, cwd=work)
+        expect_success(info)
+        expect("values: 0 to 2\n" in info.stdout and "foreground (non-zero): 1 of 60" in
+               info.stdout, info.stdout)
+        expect(labeled_count(cli, work, name) == 1, f"{name}: NaN or Inf labeled")
+        expect_success(cli.run("stats", name, "-o", "stats.csv", "--force", cwd=work))
+        with open(os.path.join(work, "stats.csv")) as file:
+            expect(len(file.read().splitlines()) == 2, f"{name}: NaN or Inf measured")
+
+
+@case
+def generate_too_large(cli, work):
+    expect_error(cli.run("generate", "random", "--size", "3000,3000,3000", "-o", "big.nii",
+                         cwd=work), 1, "3000x3000x3000", "at most")
+    expect_files(work, [])
+
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
