@@ -88,7 +88,7 @@ def _chunk_statistics(labels, count, offset):
 
 def _label_chunk(block, offset, shape, connectivity, binary_image, device, algorithm, threads,
                  statistics):
-    """Labels one chunk: (uint32 local labels, the chunk's summary)."""
+    """Labels one chunk: (uint32 local labels, the chunk's summary, its statistics or None)."""
     import volccl
 
     options = {} if binary_image is None else {"binary_image": binary_image}
@@ -103,19 +103,19 @@ def _label_chunk(block, offset, shape, connectivity, binary_image, device, algor
         # Neighbours across a boundary join only when their values are equal, as inside.
         values = block.get() if hasattr(block, "get") else np.asarray(block)
     summary = merge.chunk_summary(labels, int(count), values, offset, shape)
-    if statistics:
-        summary["statistics"] = _chunk_statistics(labels, int(count), offset)
-    return labels, summary
+    # Apart from the summary, which the neighbours fetch.
+    chunk_statistics = _chunk_statistics(labels, int(count), offset) if statistics else None
+    return labels, summary, chunk_statistics
 
 
 def _get(container, index):
     return container[index]
 
 
-def _chunk_label_statistics(summary, opened, open_ranks, ranks, label_offset):
+def _chunk_label_statistics(labeled, opened, open_ranks, ranks, label_offset):
     """A chunk's statistics keyed by final label: (labels, counts, sums, minima, maxima)."""
+    _, summary, stats = labeled
     table = merge.chunk_table(summary, opened, open_ranks, ranks, label_offset)
-    stats = summary["statistics"]
     return _group_statistics(table, stats["counts"], stats["sums"], stats["minima"],
                              stats["maxima"])
 
@@ -386,7 +386,7 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
         parts = []
         for index in indices:
             parts.append(key("stats", index))
-            third[parts[-1]] = (_chunk_label_statistics, key("summary", index),
+            third[parts[-1]] = (_chunk_label_statistics, key("chunk", index),
                                 key("open", index), open_ranks[index], key("ranks", index),
                                 label_offset)
         level = 0
