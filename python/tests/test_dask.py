@@ -1,0 +1,334 @@
+"""volccl.dask on a real dask.distributed LocalCluster of worker processes, against
+scipy.ndimage.label of the whole volume: chunkings, contacts across chunk faces, edges and
+corners, snakes through many chunks, empty chunks, offsets into uint64, statistics, Zarr and
+OME-Zarr stores, the command line, a worker killed mid-run, and bad input.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from conftest import CONNECTIVITIES, STRUCTURE_RANK, random_mask
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+zarr = pytest.importorskip("zarr")
+import volccl.dask as vdask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+def scipy_reference(mask, connectivity, offset=0):
+    structure = ndimage.generate_binary_structure(mask.ndim, STRUCTURE_RANK[connectivity])
+    labels, count = ndimage.label(mask, structure=structure)
+    labels = labels.astype(np.uint64)
+    labels[labels > 0] += np.uint64(offset)
+    return labels, count
+
+
+def check_all(client, cases, **options):
+    """Labels every (mask, chunks, connectivity) case in one computation (the cluster works on
+    them together) and compares each with scipy."""
+    wanted = []
+    for mask, chunks, connectivity in cases:
+        darr = da.from_array(mask, chunks=chunks)
+        labels, count = vdask.connected_components(darr, connectivity=connectivity,
+                                                   return_N=True, **options)
+        assert labels.dtype == np.uint64 and labels.chunks == darr.chunks
+        wanted += [labels, count]
+    results = client.compute(wanted, sync=True)
+    for (mask, chunks, connectivity), labels, count in zip(cases, results[0::2], results[1::2]):
+        expected, expected_count = scipy_reference(mask, connectivity,
+                                                   options.get("label_offset", 0))
+        assert int(count) == expected_count, (mask.shape, chunks, connectivity)
+        np.testing.assert_array_equal(labels, expected, err_msg=f"{chunks} {connectivity}")
+
+
+def irregular(rng, side, largest):
+    sizes = []
+    while side > 0:
+        sizes.append(int(rng.integers(1, min(side, largest) + 1)))
+        side -= sizes[-1]
+    return tuple(sizes)
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_random_volumes_regular_and_irregular_chunks(client, rng, ndim):
+    shape = (21, 19, 17)[3 - ndim:]
+    cases = []
+    for density, granularity, chunkings in (
+            (0.35, 1, [(8,) * ndim, (10, 7, 6)[:ndim],
+                       tuple(irregular(rng, side, 9) for side in shape)]),
+            (0.5, 2, [tuple(irregular(rng, side, 9) for side in shape)])):
+        mask = random_mask(rng, shape, density, granularity)
+        cases += [(mask, chunks, connectivity) for chunks in chunkings
+                  for connectivity in CONNECTIVITIES[ndim]]
+    check_all(client, cases)
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_chunks_of_one_along_an_axis(client, rng, ndim):
+    shape = (9, 11) if ndim == 2 else (5, 7, 6)
+    mask = random_mask(rng, shape, 0.45)
+    cases = []
+    for axis in range(ndim):
+        chunks = [4] * ndim
+        chunks[axis] = 1
+        cases += [(mask, tuple(chunks), connectivity) for connectivity in CONNECTIVITIES[ndim]]
+    check_all(client, cases)
+
+
+def hilbert_3d(order):
+    """The points of a 3D Hilbert curve of 2**order points a side, in curve order (Skilling's
+    transform of the index's bits)."""
+    n = 1 << order
+    points = []
+    for index in range(n ** 3):
+        x = [0, 0, 0]
+        for bit in range(3 * order):  # the index's bits, dealt round the axes
+            x[2 - bit % 3] |= ((index >> bit) & 1) << (bit // 3)
+        t = x[2] >> 1
+        for i in (2, 1):
+            x[i] ^= x[i - 1]
+        x[0] ^= t
+        q = 2
+        while q != n:
+            p = q - 1
+            for i in (2, 1, 0):
+                if x[i] & q:
+                    x[0] ^= p
+                else:
+                    t = (x[0] ^ x[i]) & p
+                    x[0] ^= t
+                    x[i] ^= t
+            q <<= 1
+        points.append(tuple(x))
+    return points
+
+
+def test_hilbert_snake_through_4x4x4_chunks(client):
+    points = hilbert_3d(3)
+    assert len(set(points)) == 512
+    side = 2 * 8 - 1
+    mask = np.zeros((side,) * 3, bool)
+    for a, b in zip(points, points[1:]):
+        assert sum(abs(p - q) for p, q in zip(a, b)) == 1
+        mask[tuple(2 * p for p in a)] = True
+        mask[tuple(p + q for p, q in zip(a, b))] = True
+    mask[tuple(2 * p for p in points[-1])] = True
+    check_all(client, [(mask, (4, 4, 4), connectivity) for connectivity in (6, 26)])
+    labels = vdask.connected_components(da.from_array(mask, chunks=4), connectivity=6)
+    assert labels.numblocks == (4, 4, 4)
+    assert client.compute(labels.max(), sync=True) == 1
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_contacts_only_through_chunk_corners_and_edges(client, ndim):
+    # One pair of voxels around each inner chunk corner, each voxel in another chunk: every
+    # pair of the 2**ndim voxels there touches by a face, an edge or a corner only.
+    chunk = 3
+    corners = list(np.ndindex(*(4, 4, 2)[3 - ndim:]))
+    cells = list(np.ndindex(*(2,) * ndim))
+    pairs = [(a, b) for i, a in enumerate(cells) for b in cells[i + 1:]]
+    assert len(corners) >= len(pairs)
+    mask = np.zeros(tuple(chunk * (n + 1) for n in (4, 4, 2)[3 - ndim:]), bool)
+    for corner, (a, b) in zip(corners, pairs):
+        for cell in (a, b):
+            mask[tuple(chunk * (c + 1) - 1 + v for c, v in zip(corner, cell))] = True
+    check_all(client, [(mask, chunk, connectivity) for connectivity in CONNECTIVITIES[ndim]])
+
+
+def test_empty_full_and_mostly_empty_volumes(client, rng):
+    shape = (12, 10, 9)
+    mask = np.zeros(shape, np.float32)
+    mask[4:8, 5:10, 0:3] = random_mask(rng, (4, 5, 3), 0.7)
+    check_all(client, [(np.zeros(shape, bool), 4, 26), (np.ones(shape, np.uint8), 4, 6),
+                       (random_mask(rng, shape, 0.4), shape, 26),  # one chunk
+                       (random_mask(rng, (1, 1, 30), 0.6), (1, 1, 4), 26)]
+              + [(mask, (4, 5, 3), connectivity) for connectivity in CONNECTIVITIES[3]])
+
+
+def test_label_offset_takes_labels_past_uint32(client, rng):
+    mask = random_mask(rng, (14, 13, 12), 0.35)
+    offset = 2**32 - 1  # every label is past uint32's range
+    check_all(client, [(mask, 5, connectivity) for connectivity in CONNECTIVITIES[3]],
+              label_offset=offset)
+    labels = vdask.connected_components(da.from_array(mask, chunks=5), label_offset=offset)
+    assert int(client.compute(labels[labels > 0].min(), sync=True)) == 2**32
+
+
+def test_keys_past_uint32_in_a_large_volume():
+    # A chunk far into a volume of 2**33 voxels: its keys (global linear indices) pass 2**32.
+    from volccl import _dask_merge as merge
+
+    labels = np.zeros((2, 3, 4), np.uint32)
+    labels[0, 0, 1], labels[1, 2, 3] = 1, 2
+    shape, offset = (2048, 2048, 2048), (1900, 2000, 2040)
+    summary = merge.chunk_summary(labels, 2, None, offset, shape)
+    expected = [np.ravel_multi_index((1900, 2000, 2041), shape),
+                np.ravel_multi_index((1901, 2002, 2043), shape)]
+    assert summary["keys"][1:].tolist() == expected and min(expected) > 2**32
+
+
+def test_statistics_merged_across_chunks(client, rng):
+    for ndim, shape in ((3, (17, 15, 13)), (2, (33, 29))):
+        mask = random_mask(rng, shape, 0.5, 2)
+        connectivity = CONNECTIVITIES[ndim][-1]
+        labels, table = vdask.connected_components(da.from_array(mask, chunks=6),
+                                                   connectivity=connectivity, statistics=True,
+                                                   label_offset=10)
+        labels, table = client.compute([labels, table], sync=True)
+        expected, count = scipy_reference(mask, connectivity)
+        np.testing.assert_array_equal(labels[labels > 0] - 10, expected[expected > 0])
+        np.testing.assert_array_equal(table["voxel_counts"],
+                                      np.bincount(expected.ravel().astype(np.int64),
+                                                  minlength=count + 1))
+        grid = np.indices(shape)
+        for row in (1, count // 2, count):
+            voxels = expected == row
+            sums = [int(axis[voxels].sum()) for axis in grid]
+            assert table["coordinate_sums"][row].tolist() == sums
+            np.testing.assert_allclose(table["centroids"][row],
+                                       np.array(sums) / voxels.sum(), rtol=0, atol=1e-12)
+            box = ndimage.find_objects(voxels.astype(np.uint8))[0]
+            assert table["bounding_boxes"][row].tolist() == [
+                value for piece in box for value in (piece.start, piece.stop - 1)]
+        assert table["voxel_counts"][0] == np.count_nonzero(expected == 0)
+
+
+def write_zarr(path, mask, chunks, zarr_format=3):
+    array = zarr.create_array(str(path), shape=mask.shape, chunks=chunks, dtype=mask.dtype,
+                              zarr_format=zarr_format)
+    array[...] = mask
+    return array
+
+
+def test_label_zarr_into_a_new_array(client, rng, tmp_path):
+    mask = random_mask(rng, (20, 18, 16), 0.4).astype(np.uint8)
+    write_zarr(tmp_path / "in.zarr", mask, (8, 8, 8))
+    count = vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", connectivity=18,
+                             client=client, statistics=str(tmp_path / "stats.csv"))
+    expected, expected_count = scipy_reference(mask, 18)
+    assert count == expected_count
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.dtype == np.uint64 and out.chunks == (8, 8, 8)
+    np.testing.assert_array_equal(out[...], expected)
+    rows = (tmp_path / "stats.csv").read_text().splitlines()
+    assert rows[0].startswith("label,voxel_count,centroid_z") and len(rows) == count + 1
+    assert sorted(os.listdir(tmp_path)) == ["in.zarr", "out.zarr", "stats.csv"]
+    with pytest.raises(FileExistsError):
+        vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=client)
+    # Rechunked on the way in (a one-chunk input); overwrite replaces the output.
+    write_zarr(tmp_path / "one.zarr", mask, mask.shape, zarr_format=2)
+    vdask.label_zarr(tmp_path / "one.zarr", tmp_path / "out.zarr", connectivity=6,
+                     chunks=(7, 6, 5), overwrite=True, client=client)
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.chunks == (7, 6, 5) and out.metadata.zarr_format == 2
+    np.testing.assert_array_equal(out[...], scipy_reference(mask, 6)[0])
+
+
+def test_label_zarr_ome_zarr_labels_layout(client, rng, tmp_path):
+    mask = random_mask(rng, (1, 12, 14, 10), 0.4).astype(np.uint16)
+    image = zarr.open_group(str(tmp_path / "image.zarr"), mode="w", zarr_format=2)
+    image.create_array("0", shape=mask.shape, chunks=(1, 5, 5, 5), dtype=mask.dtype)[...] = mask
+    axes = [{"name": "c", "type": "channel"}] + [
+        {"name": name, "type": "space", "unit": "micrometer"} for name in "zyx"]
+    scale = [{"type": "scale", "scale": [1.0, 2.0, 0.5, 0.5]}]
+    image.attrs["multiscales"] = [{"version": "0.4", "axes": axes,
+                                   "datasets": [{"path": "0",
+                                                 "coordinateTransformations": scale}]}]
+    count = vdask.label_zarr(tmp_path / "image.zarr", client=client, name="cells")
+    expected, expected_count = scipy_reference(mask[0], 26)
+    assert count == expected_count
+    labels_group = zarr.open_group(str(tmp_path / "image.zarr" / "labels"), mode="r")
+    assert labels_group.attrs["labels"] == ["cells"]
+    cells = zarr.open_group(str(tmp_path / "image.zarr" / "labels" / "cells"), mode="r")
+    assert cells.attrs["image-label"]["source"]["image"] == "../../"
+    datasets = cells.attrs["multiscales"][0]["datasets"]
+    assert datasets == [{"path": "0", "coordinateTransformations": scale}]
+    assert cells["0"].shape == mask.shape
+    np.testing.assert_array_equal(cells["0"][0], expected)
+    assert sorted(os.listdir(tmp_path / "image.zarr" / "labels")) == [".zattrs", ".zgroup",
+                                                                     "cells"]
+
+
+def test_failed_run_leaves_no_output(client, rng, tmp_path):
+    mask = random_mask(rng, (12, 12, 12), 0.4).astype(np.uint8)
+    write_zarr(tmp_path / "in.zarr", mask, (4, 4, 4))
+    chunk_file = tmp_path / "in.zarr" / "c" / "1" / "1" / "1"
+    chunk_file.write_bytes(b"not a chunk")
+    with pytest.raises(Exception):
+        vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", client=client)
+    assert sorted(os.listdir(tmp_path)) == ["in.zarr"]
+
+
+def test_bad_input_is_refused_clearly(client, tmp_path):
+    with pytest.raises(ValueError, match="2D images and 3D volumes, not a 4D"):
+        vdask.connected_components(da.zeros((2, 3, 4, 5), chunks=2))
+    with pytest.raises(ValueError, match="unknown"):
+        vdask.connected_components(da.zeros((4, 4), chunks=2)[da.arange(4) > 1])
+    with pytest.raises(TypeError, match="dask.array.Array"):
+        vdask.connected_components(np.zeros((3, 3)))
+    with pytest.raises(TypeError, match="complex"):
+        vdask.connected_components(da.zeros((3, 3), dtype=complex, chunks=2))
+    with pytest.raises(ValueError, match="connectivity 4 does not exist for a 3D"):
+        vdask.connected_components(da.zeros((3, 3, 3), chunks=2), connectivity=4)
+    with pytest.raises(ValueError, match="cannot read a Zarr"):
+        vdask.label_zarr(tmp_path / "missing.zarr", tmp_path / "out.zarr", client=client)
+    with pytest.raises(ValueError, match="label_offset"):
+        vdask.connected_components(da.zeros((3, 3), chunks=2), label_offset=-1)
+
+
+def run_command_line(*arguments):
+    return subprocess.run([sys.executable, "-m", "volccl.dask", *map(str, arguments)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_command_line_on_a_running_scheduler(client, rng, tmp_path):
+    mask = random_mask(rng, (10, 16, 12), 0.4).astype(np.uint8)
+    write_zarr(tmp_path / "in.zarr", mask, mask.shape)
+    address = client.scheduler.address
+    done = run_command_line("label", tmp_path / "in.zarr", "-o", tmp_path / "out.zarr",
+                            "--scheduler", address, "--chunks", "5,6,7", "-c", "6", "-q")
+    expected, count = scipy_reference(mask, 6)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{count} components"
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    np.testing.assert_array_equal(out[...], expected)
+    failed = run_command_line("label", tmp_path / "missing.zarr", "-o", tmp_path / "x.zarr",
+                              "--scheduler", address, "-q")
+    assert failed.returncode == 1 and "cannot read a Zarr" in failed.stderr
+
+
+def _slowly(block):
+    time.sleep(0.25)
+    return block
+
+
+def test_worker_killed_mid_run_gives_the_same_labels(client, rng):
+    mask = random_mask(rng, (24, 24, 24), 0.35)
+    chunks = (6, 8, 12)
+    slow = da.from_array(mask, chunks=chunks).map_blocks(_slowly, dtype=mask.dtype)
+    labels = vdask.connected_components(slow, connectivity=26)
+    future = client.compute(labels)
+    time.sleep(1.0)
+    assert not future.done()
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    result = future.result(timeout=240)
+    np.testing.assert_array_equal(result, scipy_reference(mask, 26)[0])
+    client.wait_for_workers(3, timeout=60)
+    assert pids[victim] not in client.run(os.getpid).values()
