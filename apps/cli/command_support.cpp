@@ -1,6 +1,8 @@
 #include "command_support.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -417,33 +419,135 @@ void CheckOutputHoldsVolume(const fs::path& output, std::uint64_t depth) {
   }
 }
 
+namespace {
+
+// What the signal handler removes: fixed buffers, as it may only call async-signal-safe
+// functions. kind 0: free; 1: a staging directory and the files in it; 2: a directory, if empty.
+constexpr int kCleanupSlots = 16;
+char cleanup_paths[kCleanupSlots][4096];
+volatile sig_atomic_t cleanup_kinds[kCleanupSlots];
+std::vector<const StagingDirectory*> live_stagings;
+constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
+
+void RemoveFilesIn(const char* directory) {
+  const int descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (descriptor < 0) return;
+  alignas(8) char entries[4096];
+  for (;;) {
+    const long bytes = syscall(SYS_getdents64, descriptor, entries, sizeof entries);
+    if (bytes <= 0) break;
+    for (long offset = 0; offset < bytes;) {
+      struct Entry {
+        std::uint64_t inode;
+        std::int64_t next;
+        unsigned short length;
+        unsigned char type;
+        char name[1];
+      };
+      const auto* entry = reinterpret_cast<const Entry*>(entries + offset);
+      const bool dots =
+          entry->name[0] == '.' &&
+          (entry->name[1] == '\0' || (entry->name[1] == '.' && entry->name[2] == '\0'));
+      if (!dots) unlinkat(descriptor, entry->name, 0);
+      offset += entry->length;
+    }
+  }
+  close(descriptor);
+}
+
+void CleanUpAndDie(int signal_number) {
+  for (int kind = 1; kind <= 2; ++kind) {
+    for (int slot = 0; slot < kCleanupSlots; ++slot) {
+      if (cleanup_kinds[slot] != kind) continue;
+      if (kind == 1) RemoveFilesIn(cleanup_paths[slot]);
+      rmdir(cleanup_paths[slot]);
+    }
+  }
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+int Register(const fs::path& path, int kind) {
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_handler = CleanUpAndDie;
+    sigemptyset(&action.sa_mask);
+    for (const int signal_number : kInterrupts) sigaddset(&action.sa_mask, signal_number);
+    for (const int signal_number : kInterrupts) sigaction(signal_number, &action, nullptr);
+    return true;
+  }();
+  (void)installed;
+  const std::string text = fs::absolute(path).string();
+  for (int slot = 0; slot < kCleanupSlots; ++slot) {
+    if (cleanup_kinds[slot] != 0 || text.size() >= sizeof cleanup_paths[slot]) continue;
+    std::memcpy(cleanup_paths[slot], text.c_str(), text.size() + 1);
+    cleanup_kinds[slot] = kind;
+    return slot;
+  }
+  return -1;
+}
+
+}  // namespace
+
+void RemoveOnInterrupt(const fs::path& directory) { Register(directory, 2); }
+
 StagingDirectory::StagingDirectory(const fs::path& destination, const std::string& name)
     : destination_(destination) {
   std::string pattern = (destination_ / ("." + name + ".tmp-XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr) {
-    throw CommandError("cannot write to directory " + Quoted(destination_) + ": " +
-                       std::strerror(errno));
+    const int error = errno;
+    // mkdtemp says ENOENT where a file system such as /proc takes no new files.
+    const bool exists = fs::is_directory(destination_);
+    throw CommandError(
+        "cannot write to directory " + Quoted(destination_) + ": " +
+        (error == ENOENT && exists ? "it does not accept new files" : std::strerror(error)));
   }
   path_ = pattern;
+  slot_ = Register(path_, 1);
+  live_stagings.push_back(this);
 }
 
 StagingDirectory::~StagingDirectory() {
+  live_stagings.erase(std::remove(live_stagings.begin(), live_stagings.end(), this),
+                      live_stagings.end());
   std::error_code ignored;
   fs::remove_all(path_, ignored);
+  if (slot_ >= 0) cleanup_kinds[slot_] = 0;
 }
 
-void StagingDirectory::Commit(const fs::path& input, bool force) const {
-  std::vector<fs::path> staged;
+void StagingDirectory::CheckCommit(const fs::path& input, bool force) const {
   for (const fs::directory_entry& entry : fs::directory_iterator(path_)) {
     const fs::path target = destination_ / entry.path().filename();
     CheckNotInput("the output file " + Quoted(target), target, input);
     if (fs::exists(target) && !force) {
       throw CommandError(Quoted(target) + " exists; --force overwrites it");
     }
+  }
+}
+
+void StagingDirectory::Commit(const fs::path& input, bool force) const {
+  CheckCommit(input, force);
+  std::vector<fs::path> staged;
+  for (const fs::directory_entry& entry : fs::directory_iterator(path_)) {
     staged.push_back(entry.path());
   }
   for (const fs::path& file : staged) fs::rename(file, destination_ / file.filename());
 }
+
+CommitSection::CommitSection(const fs::path& input, bool force) {
+  sigset_t interrupts;
+  sigemptyset(&interrupts);
+  for (const int signal_number : kInterrupts) sigaddset(&interrupts, signal_number);
+  sigprocmask(SIG_BLOCK, &interrupts, &previous_);
+  try {
+    for (const StagingDirectory* staging : live_stagings) staging->CheckCommit(input, force);
+  } catch (...) {
+    sigprocmask(SIG_SETMASK, &previous_, nullptr);
+    throw;
+  }
+}
+
+CommitSection::~CommitSection() { sigprocmask(SIG_SETMASK, &previous_, nullptr); }
 
 void Progress::Start(const std::string& step) {
   Finish();

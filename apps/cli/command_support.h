@@ -2,6 +2,8 @@
 // writes, the staging of outputs, progress lines and number formatting.
 #pragma once
 
+#include <signal.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -79,10 +81,33 @@ class StagingDirectory {
 
   // Refuses to replace a file of `input` or, without `force`, an existing file; then renames.
   void Commit(const fs::path& input, bool force) const;
+  // The refusals of Commit, without renaming.
+  void CheckCommit(const fs::path& input, bool force) const;
 
  private:
   fs::path destination_;
   fs::path path_;
+  int slot_ = -1;  // in the signal handler's list
+};
+
+// SIGINT, SIGTERM and SIGHUP remove every staging directory alive (and the directories given
+// to RemoveOnInterrupt, when empty) and end the process by the signal. `directory`: one that
+// this run made, such as a --vtk DIR.
+void RemoveOnInterrupt(const fs::path& directory);
+
+// The last step of a run: checks every staging directory alive (CheckCommit) before the first
+// file is moved, and holds SIGINT, SIGTERM and SIGHUP back until the object dies, so that the
+// outputs of a run appear together or, when a check fails, none does. Only SIGKILL or a crash of
+// the machine between two renames can leave some of them in place.
+class CommitSection {
+ public:
+  CommitSection(const fs::path& input, bool force);
+  CommitSection(const CommitSection&) = delete;
+  CommitSection& operator=(const CommitSection&) = delete;
+  ~CommitSection();
+
+ private:
+  sigset_t previous_;
 };
 
 // The steps of long work on stderr, one line each ("volccl: labeling on CUDA ... 12.3 ms"), when

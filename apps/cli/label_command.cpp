@@ -638,6 +638,7 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
     return ReadAndLabel<VDimension, decltype(pixel)>(information, request, progress, timings);
   });
   std::uint32_t* labels = labeled.Labels->GetBufferPointer();
+    if (made_) RemoveOnInterrupt(directory);
   const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
   const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
   detail::StepClock stopwatch;
@@ -751,3 +752,4 @@ std::unique_ptr<Command> AddLabelCommand(CLI::App& app) {
 
 }  // namespace volccl::cli
     if (!request.output.empty()) CheckOutputHoldsVolume(request.output, information.extent.z);
+  const CommitSection commit(request.input, request.force);

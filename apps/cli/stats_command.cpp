@@ -57,7 +57,10 @@ int MeasureAndWrite(const InputInformation& information, const StatsRequest& req
   WriteStatsTable(DescribeComponents(moments, GeometryOf(labels.GetPointer()), VDimension),
                   VDimension, request.output, staging.Staged(fs::path(request.output).filename()),
                   "OUTPUT " + Quoted(request.output));
-  staging.Commit(request.input, request.force);
+  {
+    const CommitSection commit(request.input, request.force);
+    staging.Commit(request.input, request.force);
+  }
   if (!request.quiet) {
     const auto present = std::count_if(moments.begin(), moments.end(),
                                        [](const ComponentMoments& m) { return m.count != 0; });

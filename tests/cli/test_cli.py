@@ -1984,6 +1984,30 @@ def generate_too_large(cli, work):
 
 
 
+@case
+def interrupted_run_leaves_nothing(cli, work):
+    """SIGINT and SIGTERM during a run remove its hidden staging folders and the --vtk folder
+    it made, and end volccl by the signal."""
+    import signal
+    import time
+    expect_success(cli.run("generate", "random", "--size", "256,256,200", "-o", "in.nii",
+                           "--seed", "3", cwd=work))
+    for number in (signal.SIGINT, signal.SIGTERM):
+        process = subprocess.Popen([cli.volccl, "label", "in.nii", "-o", "labels.nii.gz",
+                                    "--stats", "stats.csv", "--vtk", "scene"], cwd=work,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while (time.monotonic() < deadline and process.poll() is None and
+               not any(".tmp-" in name for name in os.listdir(work))):
+            time.sleep(0.01)
+        time.sleep(0.2)
+        process.send_signal(number)
+        process.communicate(timeout=120)
+        expect(process.returncode == -number,
+               f"signal {number}: volccl ended with {process.returncode}")
+        expect_files(work, ["in.nii"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--volccl", help="the volccl executable")
