@@ -27,9 +27,10 @@ struct Settings {
   int warmup = 5;                     // untimed runs before them
   bool steps = true;                  // also the step timings (YACCLAB's "average with steps")
   int step_runs = 20;
-  bool statistics = false;  // also labeling + statistics by each strategy, moments checked
-  int peer_runs = 3;        // timed runs of each CPU peer, without warm-up (they take seconds)
-  std::string csv;          // files to write, when not empty
+  bool statistics = false;   // also labeling + statistics by each strategy, moments checked
+  int peer_runs = 3;         // timed runs of each CPU peer, without warm-up (they take seconds)
+  unsigned cpu_threads = 0;  // worker threads of the CPU backend; 0: one per hardware thread
+  std::string csv;           // files to write, when not empty
   std::string json;
   std::string dump_dir;  // each volume and the first algorithm's labels as .npy, for peers.py
 };

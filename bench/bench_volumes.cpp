@@ -155,6 +155,17 @@ std::vector<BenchVolume> statistics_volumes() {
   return volumes;
 }
 
+std::vector<BenchVolume> cpu_volumes() {
+  std::vector<BenchVolume> volumes;
+  std::uint32_t seed = 40;
+  for (const unsigned density : {5u, 30u, 60u}) {
+    for (const unsigned granularity : {1u, 8u}) {
+      volumes.push_back(random_cube(256, density, granularity, seed++));
+    }
+  }
+  return volumes;
+}
+
 std::vector<BenchVolume> quick_volumes(unsigned dimensions) {
   if (dimensions == 2) {
     return {random_volume("image", "random", {256, 256, 1}, 50, 1, 6),

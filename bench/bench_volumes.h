@@ -38,6 +38,10 @@ std::vector<BenchVolume> hilbert_volumes();
 std::vector<BenchVolume> granularity_volumes(unsigned dimensions, unsigned density_step,
                                              const std::vector<unsigned>& granularities);
 
+// The CPU benchmark's smaller random volumes: 256^3 at densities 5, 30 and 60 %, granularity 1
+// and 8 (statistics_volumes() has them at 512^3). Dataset "random".
+std::vector<BenchVolume> cpu_volumes();
+
 // The statistics benchmark's random volumes: 512^3 at densities 5, 30 and 60 %, granularity 1
 // and 8. Dataset "random".
 std::vector<BenchVolume> statistics_volumes();

@@ -20,12 +20,14 @@ scipy.ndimage.label with the structure of C runs on the CPU and both must be ide
 voxel; where C is --connectivity, CuPy's component count must equal scipy's. Exit status 1 on
 any mismatch, 2 on bad arguments or an empty DIR. Without CuPy only the scipy check runs.
 
-CPU peers (rows "scipy-label" and "cc3d", device "cpu", --cpu-runs runs without warm-up): the
-check's scipy.ndimage.label is its first timed run (output allocation included, as volccl
-bench's runs); cc3d.connected_components (connectivity 6, 18 or 26, or 4, 8) is timed when the
-cc3d module is installed, and its component count checked against scipy's. The volumes of
-volccl bench's granularity test (dataset "granularity" in --volccl-csv) are checked but their
-CPU peers are not timed, as volccl bench's ITK peer.
+CPU peers (rows "scipy-label", "cc3d" and "opencv", device "cpu", --cpu-runs runs after
+--cpu-warmup untimed ones): the check's scipy.ndimage.label is its first run (output allocation
+included, as volccl bench's runs); cc3d.connected_components (connectivity 6, 18 or 26, or 4, 8,
+one thread) is timed when the cc3d module is installed, and on 2D images OpenCV's
+cv2.connectedComponents (its default algorithm, 32-bit labels, --threads threads) when cv2 is;
+each peer's component count is checked against scipy's. The volumes of volccl bench's
+granularity test (dataset "granularity" in --volccl-csv) are checked but their CPU peers are not
+timed, as volccl bench's ITK peer, unless --granularity-peers.
 
 --volccl-csv (volccl bench's CSV of the same run) gives each row the volume's dataset, as
 volccl's rows have it.
@@ -95,14 +97,22 @@ def parse_arguments():
     parser.add_argument("--statistics-runs", type=int, default=10,
                         help="timed runs of label + statistics per volume (10)")
     parser.add_argument("--cpu-runs", type=int, default=1,
-                        help="timed runs of scipy and cc3d per volume (1: the check's)")
+                        help="timed runs of scipy, cc3d and OpenCV per volume (1: the check's)")
+    parser.add_argument("--cpu-warmup", type=int, default=0,
+                        help="untimed runs of each CPU peer before them (0)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="OpenCV's threads (cv2.setNumThreads), volccl bench's --threads (1)")
+    parser.add_argument("--granularity-peers", action="store_true",
+                        help="time the CPU peers on the granularity test's volumes too")
     parser.add_argument("--volccl-csv", type=pathlib.Path,
                         help="volccl bench's CSV: the dataset of each volume")
     parser.add_argument("--bandwidth", type=float,
                         help="copy bandwidth in GB/s (read + written) for the floor columns")
     arguments = parser.parse_args()
-    if arguments.runs < 1 or arguments.warmup < 0 or arguments.cpu_runs < 1:
-        parser.error("--runs and --cpu-runs must be at least 1 and --warmup at least 0")
+    if (arguments.runs < 1 or arguments.warmup < 0 or arguments.cpu_runs < 1
+            or arguments.cpu_warmup < 0 or arguments.threads < 1):
+        parser.error("--runs, --cpu-runs and --threads must be at least 1, --warmup and "
+                     "--cpu-warmup at least 0")
     if arguments.bandwidth is not None and arguments.bandwidth <= 0:
         parser.error("--bandwidth must be positive")
     if arguments.statistics_timeout is not None and (
@@ -227,6 +237,16 @@ def load_cc3d():
     return cc3d
 
 
+def load_opencv(threads):
+    """The cv2 module with `threads` threads, or None when it is not installed."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    cv2.setNumThreads(threads)
+    return cv2
+
+
 def read_datasets(path):
     """volume name -> dataset, from volccl bench's CSV (empty without one)."""
     if path is None:
@@ -267,15 +287,28 @@ def time_scipy(volume, connectivity):
     return reference, count, (time.perf_counter() - start) * 1e3
 
 
-def time_cc3d(cc3d, volume, connectivity, runs):
-    """cc3d's component count and the milliseconds of each run."""
+def time_cc3d(cc3d, volume, connectivity, runs, warmup=0):
+    """cc3d's component count and the milliseconds of each timed run."""
     times = []
-    for _ in range(runs):
+    for run in range(-warmup, runs):
         start = time.perf_counter()
         _, count = cc3d.connected_components(volume, connectivity=connectivity,
                                              return_N=True)
-        times.append((time.perf_counter() - start) * 1e3)
+        if run >= 0:
+            times.append((time.perf_counter() - start) * 1e3)
     return times, count
+
+
+def time_opencv(cv2, image, connectivity, runs, warmup=0):
+    """OpenCV's component count (its background label left out) and the milliseconds of each
+    timed run of cv2.connectedComponents on a 2D image."""
+    times = []
+    for run in range(-warmup, runs):
+        start = time.perf_counter()
+        count, _ = cv2.connectedComponents(image, connectivity=connectivity, ltype=cv2.CV_32S)
+        if run >= 0:
+            times.append((time.perf_counter() - start) * 1e3)
+    return times, count - 1
 
 
 def check_labels(name, connectivity, volume, ours, cupy_count, reference, count):
@@ -374,6 +407,9 @@ def main():
     cc3d = load_cc3d()
     if cc3d is None:
         print("cc3d not installed: no cc3d timings")
+    cv2 = load_opencv(arguments.threads)
+    if cv2 is None:
+        print("OpenCV (cv2) not installed: no OpenCV timings")
     checked = labels_files(arguments.dump_dir)
     for name, connectivity, labels_path in checked:
         volume = np.load(arguments.dump_dir / f"{name}.npy")
@@ -382,8 +418,12 @@ def main():
         all_matched &= check_labels(name, connectivity, volume, ours,
                                     cupy_counts.get((name, connectivity)), reference, count)
         del reference
-        if datasets.get(name) == "granularity" or connectivity != arguments.connectivity:
+        granularity_test = datasets.get(name) == "granularity"
+        if (granularity_test and not arguments.granularity_peers) or \
+                connectivity != arguments.connectivity:
             continue
+        for _ in range(arguments.cpu_warmup):
+            scipy_ms = time_scipy(volume, connectivity)[2]
         times = [scipy_ms] + [time_scipy(volume, connectivity)[2]
                               for _ in range(arguments.cpu_runs - 1)]
         rows.append(timing_row(name, volume, connectivity, times, count, None, "scipy-label",
@@ -391,13 +431,26 @@ def main():
         print(f"{name:20} {'scipy-label':12} {statistics.median(times):10.1f} ms on the CPU",
               flush=True)
         if cc3d is not None:
-            times, cc3d_count = time_cc3d(cc3d, volume, connectivity, arguments.cpu_runs)
+            times, cc3d_count = time_cc3d(cc3d, volume, connectivity, arguments.cpu_runs,
+                                          arguments.cpu_warmup)
             rows.append(timing_row(name, volume, connectivity, times, cc3d_count, None, "cc3d",
                                    "cpu", datasets.get(name, "")))
             print(f"{name:20} {'cc3d':12} {statistics.median(times):10.1f} ms on the CPU, "
                   f"{cc3d_count} components", flush=True)
             if cc3d_count != count:
                 print(f"MISMATCH {name} c{connectivity}: cc3d finds {cc3d_count} components, "
+                      f"scipy {count}")
+                all_matched = False
+        if cv2 is not None and volume.ndim == 2:
+            image = np.ascontiguousarray(volume)
+            times, cv2_count = time_opencv(cv2, image, connectivity, arguments.cpu_runs,
+                                           arguments.cpu_warmup)
+            rows.append(timing_row(name, volume, connectivity, times, cv2_count, None, "opencv",
+                                   "cpu", datasets.get(name, "")))
+            print(f"{name:20} {'opencv':12} {statistics.median(times):10.1f} ms on the CPU, "
+                  f"{cv2_count} components", flush=True)
+            if cv2_count != count:
+                print(f"MISMATCH {name} c{connectivity}: OpenCV finds {cv2_count} components, "
                       f"scipy {count}")
                 all_matched = False
     if arguments.csv is not None:

@@ -58,6 +58,9 @@ struct AlgorithmEntry {
   // The connectivities at which `auto` picks this algorithm, on the GPU and on the CPU.
   SmallSet automatic_on_cuda;
   SmallSet automatic_on_cpu;
+  // The algorithm has no CUDA labeler: `auto`'s backend runs it on the CPU, and asking CUDA for it
+  // is an error.
+  bool cpu_only = false;
 
   const Labelers& labelers(int connectivity) const {
     return is_2d_connectivity(connectivity) ? image : volume;

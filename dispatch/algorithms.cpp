@@ -18,6 +18,8 @@ LabelResult label_uf_ke_2d_cpu(const HostLabelCall& call);
 LabelResult label_ha4_2d_cpu(const HostLabelCall& call);
 LabelResult label_le_2d_cpu(const HostLabelCall& call);
 LabelResult label_tm_2d_cpu(const HostLabelCall& call);
+LabelResult label_rts_3d_cpu(const HostLabelCall& call);
+LabelResult label_rts_2d_cpu(const HostLabelCall& call);
 LabelResult label_buf_bke_3d_cuda(const DeviceLabelCall& call);
 LabelResult label_uf_3d_cuda(const DeviceLabelCall& call);
 LabelResult label_ufb_3d_cuda(const DeviceLabelCall& call);
@@ -63,7 +65,7 @@ const std::vector<AlgorithmEntry> kRegistry = {
      {kLate, kFused, kEarly},
      {kBinaryMask},
      {26},
-     {26}},
+     {}},
     {Algorithm::buf_ic,
      "buf-ic",
      "BUF with InlineCompression",
@@ -96,7 +98,7 @@ const std::vector<AlgorithmEntry> kRegistry = {
      {kLate, kFused, kEarly},
      {kBinaryMask},
      {8},
-     {8}},
+     {}},
     {Algorithm::uf,
      "uf",
      "union-find over voxels linked along their runs (Oliveira and Lotufo)",
@@ -107,7 +109,7 @@ const std::vector<AlgorithmEntry> kRegistry = {
      {kLate},
      {kBinaryMask},
      {},
-     {6, 18}},
+     {}},
     {Algorithm::ufb,
      "ufb",
      "union-find over 2x2x1 blocks, their x-pairs as nodes, volumes",
@@ -162,7 +164,7 @@ const std::vector<AlgorithmEntry> kRegistry = {
      {kLate},
      {kBinaryMask},
      {4},
-     {4}},
+     {}},
     {Algorithm::le,
      "le",
      "Label Equivalence, iterative, 2D images",
@@ -185,6 +187,20 @@ const std::vector<AlgorithmEntry> kRegistry = {
      {kBinaryMask},
      {},
      {}},
+    {Algorithm::rts,
+     "rts",
+     "run-based two-pass scan over slabs of rows, one per thread, CPU only",
+     "",
+     {4, 8, 6, 18, 26},
+     {&label_rts_2d_cpu},
+     {&label_rts_3d_cpu},
+     {kLate},
+     {kBinaryMask, kLabelMap},
+     {},
+     {4, 8, 6, 18, 26},
+     {},
+     {4, 8, 6, 18, 26},
+     true},
 };
 
 #undef VOLCCL_CUDA_LABELER

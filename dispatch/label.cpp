@@ -62,6 +62,10 @@ LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend) {
   if (options.algorithm == Algorithm::automatic) {
     resolved.algorithm = automatic_choice(options.connectivity, backend);
   }
+  if (backend == Backend::cuda && registry_entry(resolved.algorithm).cpu_only) {
+    throw InvalidArgument("volccl: " + to_string(resolved.algorithm) +
+                          " runs on the CPU only; ask for the CPU backend or another algorithm");
+  }
   return resolved;
 }
 
@@ -98,8 +102,10 @@ LabelOptions checked_request(const std::uint8_t* mask, Extent3 extent, const std
     throw InvalidArgument("volccl::label: null mask or label pointer for a volume of " +
                           extent.to_string());
   }
+  const bool cpu_only = requested.algorithm != Algorithm::automatic &&
+                        detail::registry_entry(requested.algorithm).cpu_only;
   const bool use_cuda = requested.backend == Backend::cuda ||
-                        (requested.backend == Backend::automatic && cuda_available());
+                        (requested.backend == Backend::automatic && !cpu_only && cuda_available());
   if (use_cuda && !cuda_available()) {
     throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
   }

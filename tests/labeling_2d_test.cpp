@@ -231,8 +231,9 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CpuThreads2d, ::testing::ValuesIn(suppor
                            return parameter_name(info.param.first, info.param.second);
                          });
 
-// Algorithm::automatic picks HA4-64 at 4-connectivity and BKE-IC at 8, and says so.
-TEST(AutomaticAlgorithm2d, Ha4At4AndBkeIcAt8) {
+// Algorithm::automatic picks RTS on the CPU and, on CUDA, HA4-64 at 4-connectivity and BKE-IC at
+// 8, and says so.
+TEST(AutomaticAlgorithm2d, RtsOnTheCpuHa4At4AndBkeIcAt8OnCuda) {
   const Volume image = data::random_granular({333, 77, 1}, 0.5, 1, 13);
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
     if (backend == Backend::cuda && !cuda_available()) continue;
@@ -241,8 +242,10 @@ TEST(AutomaticAlgorithm2d, Ha4At4AndBkeIcAt8) {
       options.connectivity = connectivity;
       options.backend = backend;
       const VolcclRun run = run_volccl(image, options);
-      EXPECT_EQ(run.result.algorithm_used,
-                connectivity == 4 ? Algorithm::ha4_64 : Algorithm::bke_ic)
+      const Algorithm expected = backend == Backend::cpu ? Algorithm::rts
+                                 : connectivity == 4     ? Algorithm::ha4_64
+                                                         : Algorithm::bke_ic;
+      EXPECT_EQ(run.result.algorithm_used, expected)
           << connectivity << "-connectivity on " << to_string(backend);
       ASSERT_TRUE(matches_reference(image, options));
     }

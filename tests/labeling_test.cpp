@@ -358,9 +358,9 @@ TEST(RufTiles, EveryTileShapeWithPartialTiles) {
   }
 }
 
-// Algorithm::automatic, the default, picks BUF for 26-connectivity, on CUDA RUF for 6 and UFB
-// for 18, UF for both on the CPU, and says so in algorithm_used.
-TEST(AutomaticAlgorithm, BufAt26RufOrUfAt6UfbOrUfAt18) {
+// Algorithm::automatic, the default, picks RTS on the CPU and, on CUDA, BUF for 26-connectivity,
+// RUF for 6 and UFB for 18, and says so in algorithm_used.
+TEST(AutomaticAlgorithm, RtsOnTheCpuBufRufOrUfbOnCuda) {
   EXPECT_EQ(LabelOptions{}.algorithm, Algorithm::automatic);
   const Volume volume = data::random_granular({33, 17, 9}, 0.5, 1, 11);
   for (Backend backend : {Backend::cpu, Backend::cuda}) {
@@ -370,10 +370,10 @@ TEST(AutomaticAlgorithm, BufAt26RufOrUfAt6UfbOrUfAt18) {
       options.connectivity = connectivity;
       options.backend = backend;
       const VolcclRun run = run_volccl(volume, options);
-      const Algorithm expected = connectivity == 26        ? Algorithm::buf
-                                 : backend == Backend::cpu ? Algorithm::uf
-                                 : connectivity == 6       ? Algorithm::ruf
-                                                           : Algorithm::ufb;
+      const Algorithm expected = backend == Backend::cpu ? Algorithm::rts
+                                 : connectivity == 26    ? Algorithm::buf
+                                 : connectivity == 6     ? Algorithm::ruf
+                                                         : Algorithm::ufb;
       EXPECT_EQ(run.result.algorithm_used, expected)
           << connectivity << "-connectivity on " << to_string(backend);
       ASSERT_TRUE(matches_reference(volume, options));

@@ -49,7 +49,7 @@ TEST(Registry, EveryClaimedConnectivityHasItsEntryPoints) {
       const detail::Labelers& labelers = entry.labelers(connectivity);
       EXPECT_NE(labelers.cpu, nullptr) << entry.name << " at " << connectivity;
 #if defined(VOLCCL_HAS_CUDA)
-      EXPECT_NE(labelers.cuda, nullptr) << entry.name << " at " << connectivity;
+      EXPECT_EQ(labelers.cuda == nullptr, entry.cpu_only) << entry.name << " at " << connectivity;
 #else
       EXPECT_EQ(labelers.cuda, nullptr) << entry.name << " at " << connectivity;
 #endif
@@ -87,6 +87,7 @@ TEST(Registry, AutoPicksExactlyOneCapableAlgorithmPerConnectivityAndBackend) {
         ++chosen;
         EXPECT_TRUE(entry.connectivities.contains(connectivity))
             << entry.name << " is auto's choice at " << connectivity << " but cannot label it";
+        EXPECT_FALSE(backend == Backend::cuda && entry.cpu_only) << entry.name;
         EXPECT_EQ(automatic_choice(connectivity, backend), entry.algorithm);
       }
       EXPECT_EQ(chosen, 1) << to_string(backend) << " at " << connectivity;

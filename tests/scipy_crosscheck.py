@@ -36,12 +36,12 @@ except ImportError as error:
 ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ruf", "ke", "ha4", "ha4-64", "le",
               "tm", "auto"]
 # The algorithms of each connectivity: the block-based ones need 26 or 8, ufb and ruf 6 or 18,
-# ke, ha4, le and tm are 2D.
-SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "auto"],
-             6: ["uf", "ufb", "ruf", "auto"], 18: ["uf", "ufb", "ruf", "auto"],
+# ke, ha4, le and tm are 2D; uf and rts take all five.
+SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "rts", "auto"],
+             6: ["uf", "ufb", "ruf", "rts", "auto"], 18: ["uf", "ufb", "ruf", "rts", "auto"],
              8: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm",
-                 "auto"],
-             4: ["uf", "ke", "ha4", "ha4-64", "le", "tm", "auto"]}
+                 "rts", "auto"],
+             4: ["uf", "ke", "ha4", "ha4-64", "le", "tm", "rts", "auto"]}
 CONNECTIVITIES = [26, 6, 18, 8, 4]
 # scipy's structure of each connectivity: the neighbours within city-block distance 1, 2 or 3.
 STRUCTURES = {6: scipy.ndimage.generate_binary_structure(3, 1),

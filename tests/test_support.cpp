@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "dispatch/algorithm_registry.h"
 #include "reference_labeler.h"
 
 namespace volccl::test {
@@ -74,6 +75,7 @@ Backend expected_backend(Backend requested) {
 
 Algorithm expected_algorithm(const LabelOptions& options) {
   if (options.algorithm != Algorithm::automatic) return options.algorithm;
+  if (expected_backend(options.backend) == Backend::cpu) return Algorithm::rts;
   switch (options.connectivity) {
     case 4:
       return Algorithm::ha4_64;
@@ -82,9 +84,9 @@ Algorithm expected_algorithm(const LabelOptions& options) {
     case 26:
       return Algorithm::buf;
     case 6:
-      return expected_backend(options.backend) == Backend::cuda ? Algorithm::ruf : Algorithm::uf;
+      return Algorithm::ruf;
     default:
-      return expected_backend(options.backend) == Backend::cuda ? Algorithm::ufb : Algorithm::uf;
+      return Algorithm::ufb;
   }
 }
 
@@ -104,6 +106,8 @@ std::vector<std::pair<Algorithm, int>> supported_pairs(std::initializer_list<int
 
 std::vector<std::pair<Algorithm, int>> supported_pairs_3d() { return supported_pairs({6, 18, 26}); }
 std::vector<std::pair<Algorithm, int>> supported_pairs_2d() { return supported_pairs({4, 8}); }
+
+bool runs_on_cpu_only(Algorithm algorithm) { return detail::registry_entry(algorithm).cpu_only; }
 
 std::string parameter_name(Algorithm algorithm, int connectivity) {
   std::string name = to_string(algorithm);

@@ -75,6 +75,9 @@ std::vector<std::pair<Algorithm, int>> supported_pairs_2d();
 // "uf_c6", "buf_ic_c26", "ha4_64_c4": a gtest name for an (algorithm, connectivity) pair.
 std::string parameter_name(Algorithm algorithm, int connectivity);
 
+// Whether the algorithm has no CUDA labeler (the registry's cpu_only).
+bool runs_on_cpu_only(Algorithm algorithm);
+
 // (algorithm, connectivity, backend): a parameter of the labeling suites.
 using LabelingParameter = std::tuple<Algorithm, int, Backend>;
 
@@ -85,6 +88,9 @@ class LabelingFixture : public ::testing::TestWithParam<LabelingParameter> {
   void SetUp() override {
     if (backend() == Backend::cuda && !cuda_available()) {
       GTEST_SKIP() << cuda_device_description();
+    }
+    if (backend() == Backend::cuda && runs_on_cpu_only(std::get<0>(GetParam()))) {
+      GTEST_SKIP() << to_string(std::get<0>(GetParam())) << " runs on the CPU only";
     }
   }
 

@@ -29,8 +29,8 @@ const char kOasisVolume[] = "brain_oasis1_neurite/OASIS_OAS1_%s_MR1/aligned_norm
 const char kMitochondriaSlices[] = "em_mitochondria_lucchi_pp/Lucchi++/Train_Out";
 const char kConnectomics[] = "em_connectomics_cc3d/connectomics.npy.gz";
 
-const std::vector<std::string> kDatasets = {"random",       "hilbert",      "statistics", "oasis",
-                                            "mitochondria", "connectomics", "ridge"};
+const std::vector<std::string> kDatasets = {"random", "hilbert",      "statistics",   "cpu",
+                                            "oasis",  "mitochondria", "connectomics", "ridge"};
 
 struct BenchRequest {
   std::string device = "auto";
@@ -202,7 +202,8 @@ class BenchCommand : public Command {
                     "volumes of the average test, comma-separated: random (256^3 and 512^3, "
                     "density 30 %, granularity 1 and 8), hilbert (Hilbert curves of orders 1-6 "
                     "at 128^3), statistics (512^3 at densities 5, 30 and 60 %, granularity 1 "
-                    "and 8), and the real ones under --data: oasis (OASIS-1 subjects 0455-0457, "
+                    "and 8), cpu (256^3 at densities 5, 30 and 60 %, granularity 1 and 8), and "
+                    "the real ones under --data: oasis (OASIS-1 subjects 0455-0457, "
                     "Otsu), mitochondria (the EPFL Lucchi++ masks, 1024x768x165), connectomics "
                     "(cc3d's 512^3 segmentation, non-zero as foreground), each skipped with a "
                     "note when absent. Default random,hilbert,oasis,mitochondria,connectomics; "
@@ -264,6 +265,11 @@ class BenchCommand : public Command {
     app->add_option("--peer-runs", settings.peer_runs, "timed runs of each CPU peer")
         ->check(WholeNumber())
         ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app->add_option("--threads", settings.cpu_threads,
+                    "worker threads of volccl's CPU backend (default 0: one per hardware thread)")
+        ->check(WholeNumber())
+        ->check(CLI::Range(0u, 1024u))
         ->capture_default_str();
     app->add_flag("--statistics", settings.statistics,
                   "also time labeling + component statistics with each strategy the algorithm "
@@ -377,6 +383,7 @@ class BenchCommand : public Command {
     };
     if (datasets.count("random") != 0) append(bench::random_volumes());
     if (datasets.count("statistics") != 0) append(bench::statistics_volumes());
+    if (datasets.count("cpu") != 0) append(bench::cpu_volumes());
     if (datasets.count("hilbert") != 0) append(bench::hilbert_volumes());
     std::string data = request.data;
     if (data.empty()) {

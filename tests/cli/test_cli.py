@@ -40,12 +40,12 @@ ALGORITHMS_4 = ("uf", "ke", "ha4", "ha4-64", "le", "tm")
 ALGORITHMS_6_18 = ("uf", "ufb", "ruf")
 
 
-def auto_6_18(device, connectivity):
-    """What auto picks at 6 or 18 on the device of a summary line ("CPU, N threads" or "CUDA:
-    ...") or of --timings' JSON ("cpu" or "cuda")."""
+def auto_choice(device, connectivity):
+    """What auto picks at a connectivity on the device of a summary line ("CPU, N threads" or
+    "CUDA: ...") or of --timings' JSON ("cpu" or "cuda")."""
     if device.lower().startswith("cpu"):
-        return "uf"
-    return "ruf" if connectivity == 6 else "ufb"
+        return "rts"
+    return {26: "buf", 18: "ufb", 6: "ruf", 8: "bke-ic", 4: "ha4-64"}[connectivity]
 
 CASES = {}
 
@@ -105,7 +105,7 @@ def expect_files(directory, names):
 
 
 SUMMARY = re.compile(r"^labeled (\d+(?:x\d+)+) (voxels|pixels): (\d+) components? "
-                     r"\((buf|buf-ic|bke|bke-ic|uf|ufb|ruf|ke|ha4|ha4-64|le|tm), "
+                     r"\((buf|buf-ic|bke|bke-ic|uf|ufb|ruf|ke|ha4|ha4-64|le|tm|rts), "
                      r"(4|8|6|18|26)-connectivity, "
                      r"on (CPU, \d+ threads|CUDA: .+), [0-9.e+-]+ ms\)$")
 
@@ -265,9 +265,9 @@ def label_sample(cli, work):
     result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", cwd=work)
     expect_success(result)
     expect(result.stderr == "", "unexpected stderr:\n" + describe(result))
-    size, count, algorithm, connectivity, _ = parse_summary(result.stdout.rstrip("\n"))
-    expect((size, count, algorithm, connectivity) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS, "buf",
-                                                       26),
+    size, count, algorithm, connectivity, device = parse_summary(result.stdout.rstrip("\n"))
+    expect((size, count, algorithm, connectivity) == (SAMPLE_SIZE, SAMPLE_OTSU_COMPONENTS,
+                                                       auto_choice(device, 26), 26),
            f"unexpected summary {result.stdout!r}")
     expect_files(work, ["labels.nii.gz"])
 
@@ -295,7 +295,7 @@ def every_algorithm_same_labels(cli, work):
                          "cpu", "-o", output, cwd=work)
         expect_success(result)
         _, count, used, connectivity, device = parse_summary(result.stdout.rstrip("\n"))
-        expected_used = "buf" if algorithm == "auto" else algorithm
+        expected_used = auto_choice(device, 26) if algorithm == "auto" else algorithm
         expect((count, used, connectivity) == (SAMPLE_OTSU_COMPONENTS, expected_used, 26)
                and device.startswith("CPU"), f"unexpected summary {result.stdout!r}")
         written[algorithm] = read_meta(os.path.join(work, output))[1]
@@ -320,7 +320,7 @@ def sample_at_6_and_18(cli, work):
             expect_success(result)
             size, count, used, said_connectivity, device = parse_summary(
                 result.stdout.rstrip("\n"))
-            expected_used = auto_6_18(device, connectivity) if algorithm == "auto" else algorithm
+            expected_used = auto_choice(device, connectivity) if algorithm == "auto" else algorithm
             expect((size, count, used, said_connectivity) ==
                    (SAMPLE_SIZE, components, expected_used, connectivity),
                    f"unexpected summary {result.stdout!r}")
@@ -351,8 +351,7 @@ def connectivity_6_18_26(cli, work):
                     result.stdout.rstrip("\n"))
                 expected_used = algorithm
                 if algorithm == "auto":
-                    expected_used = ("buf" if connectivity == 26 else
-                                     auto_6_18(device, connectivity))
+                    expected_used = auto_choice(device, connectivity)
                 expect((count, used, said_connectivity) ==
                        (counts[name, connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")
@@ -608,11 +607,11 @@ def label_2d_images(cli, work):
                                  "--algorithm", algorithm, "--device", "cpu", "-o",
                                  "labels.mha", "--force", cwd=work)
                 expect_success(result)
-                said_size, count, used, said_connectivity, _ = parse_summary(
+                said_size, count, used, said_connectivity, device = parse_summary(
                     result.stdout.rstrip("\n"))
                 expected_used = algorithm
                 if algorithm == "auto":
-                    expected_used = "ha4-64" if connectivity == 4 else "bke-ic"
+                    expected_used = auto_choice(device, connectivity)
                 expect((said_size, count, used, said_connectivity) ==
                        (size, counts[connectivity], expected_used, connectivity),
                        f"{name}: unexpected summary {result.stdout!r}")
@@ -640,8 +639,8 @@ def png_input(cli, work):
                          "--force", cwd=work)
         expect_success(result)
         expected, count = label([is_foreground(v) for v in pixels], (width, height), 4)
-        said_size, said_count, used, _, _ = parse_summary(result.stdout.rstrip("\n"))
-        expect((said_size, said_count, used) == ((width, height), count, "ha4-64"),
+        said_size, said_count, used, _, device = parse_summary(result.stdout.rstrip("\n"))
+        expect((said_size, said_count, used) == ((width, height), count, auto_choice(device, 4)),
                f"{rule}: unexpected summary {result.stdout!r}")
         expect_success(cli.run("label", "cells.png", *rule, "--connectivity", "4", "-o",
                                "labels.mha", "--force", cwd=work))
@@ -802,7 +801,8 @@ def timings_json(cli, work):
     expect(timings["components"] == SAMPLE_OTSU_COMPONENTS, f"components in {timings}")
     expect(tuple(timings["size"]) == SAMPLE_SIZE, f"size in {timings}")
     expect(timings["device"] in ("cpu", "cuda"), f"device in {timings}")
-    expect((timings["algorithm"], timings["connectivity"]) == ("buf", 26),
+    expect((timings["algorithm"], timings["connectivity"]) ==
+           (auto_choice(timings["device"], 26), 26),
            f"algorithm and connectivity in {timings}")
     steps = ("allocation", "upload", "initialization", "merge", "compression", "relabel",
              "final_labeling", "statistics", "download", "total")
@@ -823,9 +823,9 @@ def timings_json(cli, work):
     expect_success(six)
     timings = json.loads(six.stdout)
     expect((timings["components"], timings["algorithm"], timings["connectivity"]) ==
-           (SAMPLE_OTSU_COMPONENTS_6, auto_6_18(timings["device"], 6), 6),
+           (SAMPLE_OTSU_COMPONENTS_6, auto_choice(timings["device"], 6), 6),
            f"--connectivity 6: {timings}")
-    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (auto_6_18(timings["device"], 6), 6),
+    expect(parse_summary(six.stderr.rstrip("\n"))[2:4] == (auto_choice(timings["device"], 6), 6),
            describe(six))
 
 

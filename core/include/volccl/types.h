@@ -23,10 +23,26 @@ bool operator==(const Extent3& a, const Extent3& b);
 // Labeling algorithms: BUF, BKE and their InlineCompression variants (Allegretti, Bolelli and
 // Grana, TPDS 2020) over 2x2x2 blocks (2x2 in images), so 26 or 8 only; UF, a union-find over
 // voxels, every connectivity; UFB over 2x1x1 and 2x2x1 blocks and RUF over the runs of the rows,
-// volumes at 6 and 18; KE, HA4, HA4-64, LE and TM, 2D images at 4 and 8. summary() and
+// volumes at 6 and 18; KE, HA4, HA4-64, LE and TM, 2D images at 4 and 8; RTS, a run-based
+// two-pass scan on the CPU only, every connectivity. summary() and
 // connectivities() describe each, from the registry (docs/design.md); `automatic` picks the
 // fastest measured for the connectivity and the device (automatic_choice()).
-enum class Algorithm { automatic, buf, buf_ic, bke, bke_ic, uf, ufb, ruf, ke, ha4, ha4_64, le, tm };
+enum class Algorithm {
+  automatic,
+  buf,
+  buf_ic,
+  bke,
+  bke_ic,
+  uf,
+  ufb,
+  ruf,
+  ke,
+  ha4,
+  ha4_64,
+  le,
+  tm,
+  rts
+};
 
 // Where the labeling runs. `automatic` picks CUDA when a device is usable, else the CPU.
 enum class Backend { automatic, cuda, cpu };

@@ -1,0 +1,593 @@
+// RTS, a run-based two-pass scan for the CPU, shared by the 3D and 2D labelers
+// (kernels3d/rts_3d_cpu.cpp, kernels2d/rts_2d_cpu.cpp). The rows of the volume (of the image) are
+// split into one contiguous slab per thread. Every row is first packed into foreground and
+// run-start bits and its runs counted, so that each run gets its index in raster order of the
+// whole volume before any is united. Then each thread unites the runs of its slab with the runs
+// of the earlier rows they touch, keeping the smallest index as the root (its component's first
+// run, hence its first voxel); one thread unites the runs across the slab borders; each thread
+// points its runs at their roots and marks the roots; the roots' ranks number the components in
+// raster order; and each thread writes its rows' labels once, run by run.
+//
+// The union-find holds one word per run, as cc3d's table holds one per estimated run, instead of
+// one per voxel: on the CPU the labeling is limited by memory, and even random volumes have
+// several voxels per run. Label maps split their runs where the value changes and unite only runs
+// of equal value.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include "runtime/cpu_parallel.h"
+#include "runtime/host_device.h"
+#include "runtime/voxel_input.h"
+#include "volccl/detail/step_clock.h"
+#include "volccl/types.h"
+
+namespace volccl::detail::rts {
+
+// An uninitialized array on 2 MiB pages where Linux grants them, as NumPy asks for its large
+// arrays: faulting in a 4 KiB page costs about as much as the labeling's writes to it.
+template <typename T>
+class PageArray {
+ public:
+  explicit PageArray(std::size_t count) {
+    constexpr std::size_t kHugePage = std::size_t{1} << 21;
+    std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
+    if (bytes >= 2 * kHugePage) {
+      bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+      data_ = static_cast<T*>(std::aligned_alloc(kHugePage, bytes));
+#if defined(__linux__)
+      if (data_ != nullptr) madvise(data_, bytes, MADV_HUGEPAGE);
+#endif
+    } else {
+      data_ = static_cast<T*>(std::malloc(bytes));
+    }
+    if (data_ == nullptr) throw std::bad_alloc();
+  }
+  PageArray() = default;
+  PageArray(PageArray&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+  PageArray& operator=(PageArray&& other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  ~PageArray() { std::free(data_); }
+  T* get() const { return data_; }
+  T& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  T* data_ = nullptr;
+};
+
+// A run of a row: voxels [begin, end) of equal value.
+struct BinaryRun {
+  std::uint32_t begin;
+  std::uint32_t end;
+};
+
+template <typename T>
+struct ValuedRun {
+  std::uint32_t begin;
+  std::uint32_t end;
+  T value;
+};
+
+template <class Voxels>
+struct RunTraits {
+  using Run = BinaryRun;
+  static constexpr bool kValued = false;
+};
+
+template <typename T>
+struct RunTraits<LabelMapVoxels<T>> {
+  using Run = ValuedRun<T>;
+  static constexpr bool kValued = true;
+};
+
+// A row's runs, and where they lie: its foreground bits and, at each foreground voxel, the
+// ordinal of its run, so that the runs within a window of x are found by two bit scans instead
+// of a walk over the runs (on random volumes the walk's branches are as random as the voxels).
+template <class Run>
+struct IndexedRow {
+  std::vector<Run> runs;
+  const std::uint64_t* foreground = nullptr;
+  std::vector<std::uint32_t> run_at;  // defined on the foreground voxels only
+  std::uint32_t first_run = 0;        // the index of runs[0]
+
+  // Whether a run has a voxel in [lo, hi) (lo < hi); then runs[first..last] are those that do.
+  bool runs_within(std::uint32_t lo, std::uint32_t hi, std::uint32_t& first,
+                   std::uint32_t& last) const {
+    const std::uint32_t last_word = (hi - 1) >> 6;
+    std::uint32_t word = lo >> 6;
+    const std::uint64_t from_lo = ~std::uint64_t{0} << (lo & 63);
+    const std::uint64_t below_hi = ~std::uint64_t{0} >> (63 - ((hi - 1) & 63));
+    if (word == last_word) {
+      // Most windows of random volumes lie in one word.
+      const std::uint64_t inside = foreground[word] & from_lo & below_hi;
+      if (inside == 0) return false;
+      first = run_at[word * 64 + static_cast<std::uint32_t>(__builtin_ctzll(inside))];
+      last = run_at[word * 64 + 63 - static_cast<std::uint32_t>(__builtin_clzll(inside))];
+      return true;
+    }
+    std::uint64_t bits = foreground[word] & from_lo;
+    while (bits == 0) {
+      if (++word > last_word) return false;
+      bits = foreground[word];
+    }
+    const std::uint32_t lowest = word * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    if (lowest >= hi) return false;
+    word = last_word;
+    bits = foreground[word] & below_hi;
+    while (bits == 0) bits = foreground[--word];
+    first = run_at[lowest];
+    last = run_at[word * 64 + 63 - static_cast<std::uint32_t>(__builtin_clzll(bits))];
+    return true;
+  }
+};
+
+// The rows of a volume of nx x ny x nz voxels, row index y + z * ny, and the bit words of each.
+struct RowGrid {
+  std::uint32_t nx;
+  std::uint32_t ny;
+  std::uint32_t nz;
+  std::uint32_t rows;
+  std::uint32_t words_per_row;  // 64-bit words of one row's foreground (or run-start) bits
+
+  explicit RowGrid(Extent3 extent)
+      : nx(extent.x),
+        ny(extent.y),
+        nz(extent.z),
+        rows(extent.y * extent.z),
+        words_per_row((extent.x + 63) / 64) {}
+  std::uint64_t first_voxel(std::uint32_t row) const { return std::uint64_t{row} * nx; }
+};
+
+// A row whose runs touch the runs of the row being scanned when their x ranges, widened by
+// `reach` voxels on each side, overlap: 0 across a face, 1 across an edge or a corner.
+struct NeighbourRow {
+  std::uint32_t row;
+  std::uint32_t reach;
+};
+
+// The earlier rows whose voxels neighbour row `row` at `connectivity` (6, 18 or 26; 2D images
+// come as one-slice volumes at 6 for 4 and 26 for 8), those from `first_row` on.
+inline int earlier_neighbour_rows(const RowGrid& grid, int connectivity, std::uint32_t row,
+                                  std::uint32_t first_row, NeighbourRow* out) {
+  const std::uint32_t y = row % grid.ny;
+  const bool has_previous_slice = row >= grid.ny;
+  const std::uint32_t across_edge = connectivity == 6 ? 0 : 1;
+  const std::uint32_t across_corner = connectivity == 26 ? 1 : 0;
+  NeighbourRow candidates[4];
+  int count = 0;
+  if (has_previous_slice) {
+    if (connectivity != 6 && y > 0) candidates[count++] = {row - grid.ny - 1, across_corner};
+    candidates[count++] = {row - grid.ny, across_edge};
+    if (connectivity != 6 && y + 1 < grid.ny)
+      candidates[count++] = {row - grid.ny + 1, across_corner};
+  }
+  if (y > 0) candidates[count++] = {row - 1, across_edge};
+  int kept = 0;
+  for (int i = 0; i < count; ++i) {
+    if (candidates[i].row >= first_row) out[kept++] = candidates[i];
+  }
+  return kept;
+}
+
+// Bit i set when byte i of the 64 at `bytes` is non-zero.
+inline std::uint64_t nonzero_bits64(const std::uint8_t* bytes) {
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  std::uint64_t zeros = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 16 * i));
+    zeros |=
+        std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, zero)))}
+        << (16 * i);
+  }
+  return ~zeros;
+#else
+  std::uint64_t bits = 0;
+  for (int i = 0; i < 16; ++i) {
+    std::uint32_t word;
+    std::memcpy(&word, bytes + 4 * i, 4);
+    bits |= std::uint64_t{nonzero_byte_bits(word)} << (4 * i);
+  }
+  return bits;
+#endif
+}
+
+// Without the POPCNT instruction (the x86-64 baseline) GCC calls a library routine instead.
+inline std::uint32_t popcount64(std::uint64_t bits) {
+#if defined(__POPCNT__) || !defined(__x86_64__)
+  return static_cast<std::uint32_t>(__builtin_popcountll(bits));
+#else
+  bits -= (bits >> 1) & 0x5555555555555555ull;
+  bits = (bits & 0x3333333333333333ull) + ((bits >> 2) & 0x3333333333333333ull);
+  bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<std::uint32_t>((bits * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+// The bits of a row: foreground, and for label maps where a run starts (a mask's runs start
+// where the foreground does). Packs them and returns the row's run count.
+inline std::uint32_t pack_row(const BinaryVoxels& voxels, const RowGrid& grid,
+                              std::uint64_t first_voxel, std::uint64_t* foreground,
+                              std::uint64_t*) {
+  const std::uint8_t* row = voxels.mask + first_voxel;
+  std::uint32_t runs = 0;
+  std::uint64_t carry = 0;
+  for (std::uint32_t w = 0; w < grid.words_per_row; ++w) {
+    const std::uint32_t x = w * 64;
+    std::uint64_t bits = 0;
+    if (x + 64 <= grid.nx) {
+      bits = nonzero_bits64(row + x);
+    } else {
+      for (std::uint32_t i = 0; x + i < grid.nx; ++i) bits |= std::uint64_t{row[x + i] != 0} << i;
+    }
+    foreground[w] = bits;
+    runs += popcount64(bits & ~((bits << 1) | carry));
+    carry = bits >> 63;
+  }
+  return runs;
+}
+
+template <typename T>
+std::uint32_t pack_row(const LabelMapVoxels<T>& voxels, const RowGrid& grid,
+                       std::uint64_t first_voxel, std::uint64_t* foreground,
+                       std::uint64_t* starts) {
+  const T* row = voxels.values + first_voxel;
+  const T background = voxels.background;
+  std::uint32_t runs = 0;
+  T previous = background;
+  for (std::uint32_t w = 0; w < grid.words_per_row; ++w) {
+    const std::uint32_t x = w * 64;
+    const std::uint32_t length = std::min<std::uint32_t>(64, grid.nx - x);
+    std::uint64_t fg = 0;
+    std::uint64_t start = 0;
+    for (std::uint32_t i = 0; i < length; ++i) {
+      const T value = row[x + i];
+      fg |= std::uint64_t{value != background} << i;
+      start |= std::uint64_t{value != background && value != previous} << i;
+      previous = value;
+    }
+    foreground[w] = fg;
+    starts[w] = start;
+    runs += popcount64(start);
+  }
+  return runs;
+}
+
+// The runs of one labeling's input, packed, indexed and united.
+template <class Voxels>
+class RunScan {
+ public:
+  using Run = typename RunTraits<Voxels>::Run;
+  static constexpr bool kValued = RunTraits<Voxels>::kValued;
+
+  RunScan(const Voxels& voxels, Extent3 extent, int connectivity, unsigned threads)
+      : voxels_(voxels),
+        grid_(extent),
+        connectivity_(connectivity),
+        slabs_(static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, grid_.rows))),
+        bits_per_row_(grid_.words_per_row * (kValued ? 2 : 1)),
+        bits_(std::uint64_t{bits_per_row_} * grid_.rows),
+        row_first_run_(std::uint64_t{grid_.rows} + 1) {}
+
+  std::uint32_t slab_begin(std::uint32_t slab) const {
+    return static_cast<std::uint32_t>(std::uint64_t{grid_.rows} * slab / slabs_);
+  }
+
+  // Packs every row's bits and counts its runs; then the runs' indices: row_first_run_.
+  void pack() {
+    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+      for (std::uint32_t row = first; row < last; ++row) {
+        row_first_run_[row + 1] =
+            pack_row(voxels_, grid_, grid_.first_voxel(row), foreground(row), starts(row));
+      }
+    });
+    row_first_run_[0] = 0;
+    for (std::uint32_t row = 0; row < grid_.rows; ++row) {
+      row_first_run_[row + 1] += row_first_run_[row];
+    }
+    run_count_ = row_first_run_[grid_.rows];
+    parent_ = PageArray<std::uint32_t>(run_count_);
+  }
+
+  // Unites every run with the runs it touches: within each slab in parallel, then across the
+  // slab borders.
+  void unite() {
+    for_each_slab([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
+    IndexedRow<Run> current;
+    IndexedRow<Run> earlier;
+    for (std::uint32_t slab = 1; slab < slabs_; ++slab) {
+      const std::uint32_t first = slab_begin(slab);
+      const std::uint32_t last = slab_begin(slab + 1);
+      // Rows more than a slice and a row past the border have no neighbour before it.
+      const std::uint32_t reach_end = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.ny + 1));
+      for (std::uint32_t row = first; row < reach_end; ++row) {
+        NeighbourRow neighbours[4];
+        const int count = earlier_neighbour_rows(grid_, connectivity_, row, 0, neighbours);
+        index_row(row, current);
+        for (int n = 0; n < count; ++n) {
+          if (neighbours[n].row >= first) continue;
+          index_row(neighbours[n].row, earlier);
+          for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
+            for_each_touching_run(
+                current.runs[i], earlier, neighbours[n].reach,
+                [&](std::uint32_t other) { unite_roots(current.first_run + i, other); });
+          }
+        }
+      }
+    }
+  }
+
+  // Points every run at its root and marks the roots in a bitmap over the run indices; then
+  // counts the roots before each bitmap word. Returns the component count.
+  std::uint32_t rank_roots() {
+    const std::uint64_t words = (std::uint64_t{run_count_} + 63) / 64;
+    root_bits_.assign(words, 0);
+    roots_before_.resize(words);
+    for_each_slab([&](std::uint32_t first_row, std::uint32_t last_row) {
+      const std::uint32_t first = row_first_run_[first_row];
+      const std::uint32_t last = row_first_run_[last_row];
+      std::uint64_t word = 0;
+      std::uint32_t word_index = first >> 6;
+      for (std::uint32_t run = first; run < last; ++run) {
+        if ((run >> 6) != word_index) {
+          flush_root_word(word_index, word);
+          word = 0;
+          word_index = run >> 6;
+        }
+        const std::uint32_t up = parent_[run];
+        if (up == run) {
+          word |= std::uint64_t{1} << (run & 63);
+        } else if (up >= first) {
+          // Earlier in this slab, so already pointed at its root.
+          store_relaxed(&parent_[run], parent_[up]);
+        } else {
+          store_relaxed(&parent_[run], find_shared(up));
+        }
+      }
+      flush_root_word(word_index, word);
+    });
+    std::uint32_t roots = 0;
+    for (std::uint64_t w = 0; w < words; ++w) {
+      roots_before_[w] = roots;
+      roots += popcount64(root_bits_[w]);
+    }
+    return roots;
+  }
+
+  // Writes every voxel's label: 0 on the background, its root's rank + 1 on its runs.
+  void write_labels(std::uint32_t* labels) {
+    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+      std::vector<Run> runs;
+      std::uint32_t cached_root = ~0u;
+      std::uint32_t cached_label = 0;
+      for (std::uint32_t row = first; row < last; ++row) {
+        std::uint32_t* out = labels + grid_.first_voxel(row);
+        decode_row(row, runs);
+        std::uint32_t run_index = row_first_run_[row];
+        // The row is cleared whole first: random rows have gaps of a few voxels between runs.
+        std::fill(out, out + grid_.nx, 0u);
+        for (const Run& run : runs) {
+          const std::uint32_t root = parent_[run_index++];
+          if (root != cached_root) {
+            cached_root = root;
+            cached_label = label_of_root(root);
+          }
+          for (std::uint32_t x = run.begin; x < run.end; ++x) out[x] = cached_label;
+        }
+      }
+    });
+  }
+
+ private:
+  std::uint64_t* foreground(std::uint32_t row) {
+    return bits_.get() + std::uint64_t{row} * bits_per_row_;
+  }
+  std::uint64_t* starts(std::uint32_t row) { return foreground(row) + grid_.words_per_row; }
+
+  template <class SlabBody>
+  void for_each_slab(const SlabBody& body) {
+    parallel_for(slabs_, slabs_, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t slab = begin; slab < end; ++slab) {
+        const auto s = static_cast<std::uint32_t>(slab);
+        body(slab_begin(s), slab_begin(s + 1));
+      }
+    });
+  }
+
+  // The runs of a row, from its bits: a run ends where the foreground stops or another starts.
+  void decode_row(std::uint32_t row, std::vector<Run>& runs) {
+    runs.resize(row_first_run_[row + 1] - row_first_run_[row]);
+    if (runs.empty()) return;
+    const std::uint64_t* fg = foreground(row);
+    std::size_t begun = 0;
+    std::size_t ended = 0;
+    std::uint64_t carry = 0;
+    for (std::uint32_t w = 0; w < grid_.words_per_row; ++w) {
+      const std::uint64_t bits = fg[w];
+      const std::uint64_t after_foreground = (bits << 1) | carry;
+      carry = bits >> 63;
+      std::uint64_t begins = kValued ? starts(row)[w] : bits & ~after_foreground;
+      std::uint64_t ends = after_foreground & (~bits | begins);
+      while (ends != 0) {
+        runs[ended++].end = w * 64 + lowest_bit(ends);
+        ends &= ends - 1;
+      }
+      while (begins != 0) {
+        runs[begun++].begin = w * 64 + lowest_bit(begins);
+        begins &= begins - 1;
+      }
+    }
+    if (ended < begun) runs[ended].end = grid_.nx;
+    if constexpr (kValued) {
+      const auto* values = voxels_.values + grid_.first_voxel(row);
+      for (Run& run : runs) run.value = values[run.begin];
+    }
+  }
+
+  // The runs of a row and the ordinal of the run at each of its foreground voxels.
+  void index_row(std::uint32_t row, IndexedRow<Run>& indexed) {
+    decode_row(row, indexed.runs);
+    indexed.foreground = foreground(row);
+    indexed.first_run = row_first_run_[row];
+    indexed.run_at.resize(grid_.nx);
+    std::uint32_t* run_at = indexed.run_at.data();
+    for (std::uint32_t k = 0; k < indexed.runs.size(); ++k) {
+      for (std::uint32_t x = indexed.runs[k].begin; x < indexed.runs[k].end; ++x) run_at[x] = k;
+    }
+  }
+
+  static bool same_value(const Run& a, const Run& b) {
+    if constexpr (kValued) {
+      return a.value == b.value;
+    } else {
+      return true;
+    }
+  }
+
+  // Calls touch(index) for each run of `earlier` that touches `run` (x ranges within `reach`
+  // voxels) and joins it, in increasing order.
+  template <class Touch>
+  void for_each_touching_run(const Run& run, const IndexedRow<Run>& earlier, std::uint32_t reach,
+                             const Touch& touch) const {
+    const std::uint32_t lo = run.begin > reach ? run.begin - reach : 0;
+    const std::uint32_t hi = std::min(grid_.nx, run.end + reach);
+    std::uint32_t first;
+    std::uint32_t last;
+    if (!earlier.runs_within(lo, hi, first, last)) return;
+    for (std::uint32_t k = first; k <= last; ++k) {
+      if (same_value(run, earlier.runs[k])) touch(earlier.first_run + k);
+    }
+  }
+
+  // Root of `run` inside one thread's own rows, halving the path.
+  std::uint32_t find(std::uint32_t run) {
+    std::uint32_t* parent = parent_.get();
+    std::uint32_t up = parent[run];
+    while (up != run) {
+      const std::uint32_t grandparent = parent[up];
+      if (grandparent == up) return up;
+      parent[run] = grandparent;
+      run = grandparent;
+      up = parent[run];
+    }
+    return run;
+  }
+
+  // Root of `run` in a slab another thread is pointing at its roots: every entry it may read
+  // holds an ancestor, before or after that thread's write.
+  std::uint32_t find_shared(std::uint32_t run) const {
+    std::uint32_t up = load_relaxed(&parent_[run]);
+    while (up != run) {
+      run = up;
+      up = load_relaxed(&parent_[run]);
+    }
+    return run;
+  }
+
+  void unite_roots(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a < b) {
+      parent_[b] = a;
+    } else if (b < a) {
+      parent_[a] = b;
+    }
+  }
+
+  // One slab's rows in order: each run's parent becomes the smallest root among the earlier
+  // runs it touches in the slab (a new run's index exceeds theirs), itself when none.
+  void unite_slab(std::uint32_t first, std::uint32_t last) {
+    const std::uint32_t ring_rows = (grid_.nz > 1 ? grid_.ny + 1 : 1) + 1;
+    std::vector<IndexedRow<Run>> ring(std::min<std::uint32_t>(ring_rows, last - first));
+    std::uint32_t* parent = parent_.get();
+    for (std::uint32_t row = first; row < last; ++row) {
+      IndexedRow<Run>& current = ring[(row - first) % ring.size()];
+      index_row(row, current);
+      NeighbourRow neighbours[4];
+      const int count = earlier_neighbour_rows(grid_, connectivity_, row, first, neighbours);
+      const IndexedRow<Run>* earlier[4];
+      for (int n = 0; n < count; ++n) earlier[n] = &ring[(neighbours[n].row - first) % ring.size()];
+      for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
+        const std::uint32_t run = current.first_run + i;
+        std::uint32_t root = run;
+        for (int n = 0; n < count; ++n) {
+          for_each_touching_run(current.runs[i], *earlier[n], neighbours[n].reach,
+                                [&](std::uint32_t other) {
+                                  const std::uint32_t other_root = find(other);
+                                  if (root == run || other_root < root) {
+                                    if (root != run) parent[root] = other_root;
+                                    root = other_root;
+                                  } else if (root < other_root) {
+                                    parent[other_root] = root;
+                                  }
+                                });
+        }
+        parent[run] = root;
+      }
+    }
+  }
+
+  void flush_root_word(std::uint32_t word_index, std::uint64_t word) {
+    if (word != 0) __atomic_fetch_or(&root_bits_[word_index], word, __ATOMIC_RELAXED);
+  }
+
+  std::uint32_t label_of_root(std::uint32_t root) const {
+    const std::uint64_t below = root_bits_[root >> 6] & ((std::uint64_t{1} << (root & 63)) - 1);
+    return roots_before_[root >> 6] + popcount64(below) + 1;
+  }
+
+  const Voxels voxels_;
+  const RowGrid grid_;
+  const int connectivity_;
+  const std::uint32_t slabs_;
+  const std::uint32_t bits_per_row_;
+  PageArray<std::uint64_t> bits_;
+  PageArray<std::uint32_t> row_first_run_;  // rows + 1 entries
+  std::uint32_t run_count_ = 0;
+  PageArray<std::uint32_t> parent_;
+  std::vector<std::uint64_t> root_bits_;
+  std::vector<std::uint32_t> roots_before_;
+};
+
+// The whole labeling of `voxels` at `connectivity` (6, 18 or 26), its steps timed.
+template <class Voxels>
+LabelResult label_runs(const Voxels& voxels, Extent3 extent, int connectivity,
+                       const LabelOptions& options, std::uint32_t* labels) {
+  StepClock whole_call;
+  StepClock step;
+  LabelResult result;
+  result.backend_used = Backend::cpu;
+  result.algorithm_used = options.algorithm;
+  RunScan<Voxels> scan(voxels, extent, connectivity, resolve_thread_count(options.cpu_threads));
+  result.timings.allocation_ms = step.lap();
+  scan.pack();
+  result.timings.initialization_ms = step.lap();
+  scan.unite();
+  result.timings.merge_ms = step.lap();
+  result.component_count = scan.rank_roots();
+  result.timings.relabel_ms = step.lap();
+  scan.write_labels(labels);
+  result.timings.final_labeling_ms = step.lap();
+  result.timings.total_ms = whole_call.lap();
+  return result;
+}
+
+}  // namespace volccl::detail::rts

@@ -1,0 +1,19 @@
+// CPU labeler RTS for 2D images: the run-based two-pass scan of kernels/rts_scan.h over slabs of
+// rows. An image is a one-slice volume, where 6-connectivity gives the labels of 4 and 26 those
+// of 8.
+#include "kernels/rts_scan.h"
+#include "runtime/labeler.h"
+#include "runtime/voxel_input.h"
+
+namespace volccl::detail {
+
+LabelResult label_rts_2d_cpu(const HostLabelCall& call) {
+  const int volume_connectivity = call.options.connectivity == 4 ? 6 : 26;
+  const auto label = [&](const auto& voxels) {
+    return rts::label_runs(voxels, call.extent, volume_connectivity, call.options, call.labels);
+  };
+  if (call.input.label_map) return with_label_map(call.input, label);
+  return label(BinaryVoxels{call.mask});
+}
+
+}  // namespace volccl::detail

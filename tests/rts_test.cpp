@@ -1,0 +1,292 @@
+// RTS (kernels/rts_scan.h): its slab borders in every position and its label maps. The labeling
+// suites check it on masks with the machine's thread count; here the thread count varies (1, 2, 3,
+// 7 and more threads than rows), so that a border falls before, inside and after each slice and
+// row, and label maps of every value width are checked against a breadth-first search over equal
+// values written here.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "test_support.h"
+#include "volccl/data/generators.h"
+#include "volccl/volccl.h"
+
+namespace volccl {
+namespace {
+
+using data::Volume;
+using test::describe_seed;
+using test::matches_reference;
+using test::test_seed;
+
+// The last, more threads than rows, leaves one slab per row.
+constexpr unsigned kThreadCounts[] = {1, 2, 3, 7, 64};
+
+LabelOptions rts_options(int connectivity, unsigned threads) {
+  LabelOptions options;
+  options.algorithm = Algorithm::rts;
+  options.backend = Backend::cpu;
+  options.connectivity = connectivity;
+  options.cpu_threads = threads;
+  return options;
+}
+
+std::vector<int> connectivities_of(Extent3 extent) {
+  if (extent.z == 1) return {4, 8, 6, 18, 26};
+  return {6, 18, 26};
+}
+
+TEST(RtsSlabs, EveryThreadCountOnOddAndThinExtents) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{1, 1, 1},   {1, 1, 9},   {9, 1, 1},   {1, 9, 1},  {2, 2, 2},
+                             {3, 5, 7},   {7, 3, 2},   {33, 17, 9}, {65, 3, 5}, {64, 64, 3},
+                             {129, 2, 1}, {5, 130, 1}, {17, 1, 40}, {1, 23, 29}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.3, 0.6, 0.9}) {
+      for (unsigned granularity : {1u, 2u}) {
+        const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
+        for (int connectivity : connectivities_of(extent)) {
+          for (unsigned threads : kThreadCounts) {
+            ASSERT_TRUE(matches_reference(volume, rts_options(connectivity, threads)))
+                << extent.to_string() << ", density " << density << ", granularity " << granularity
+                << ", " << connectivity << "-connectivity, " << threads << " threads";
+          }
+        }
+      }
+    }
+  }
+}
+
+// One component that crosses every border many times, and runs that span whole rows.
+TEST(RtsSlabs, SnakesAndFullVolumesAcrossBorders) {
+  const Volume volumes[] = {data::hilbert(3, 16), data::spiral({33, 31, 5}),
+                            data::random_granular({40, 12, 11}, 1.0, 1, 1)};
+  for (const Volume& volume : volumes) {
+    for (int connectivity : {6, 18, 26}) {
+      for (unsigned threads : kThreadCounts) {
+        ASSERT_TRUE(matches_reference(volume, rts_options(connectivity, threads)))
+            << volume.extent.to_string() << ", " << connectivity << ", " << threads;
+      }
+    }
+  }
+}
+
+// --- label maps ----------------------------------------------------------------------------------
+
+// Labels by a breadth-first search from each unlabeled foreground voxel in raster order, over
+// the neighbours of equal value at `connectivity` (4 and 8 as 6 and 26 on one slice).
+template <typename T>
+std::vector<std::uint32_t> label_map_reference(const std::vector<T>& values, Extent3 extent,
+                                               int connectivity, T background) {
+  const int volume_connectivity = connectivity == 4 ? 6 : connectivity == 8 ? 26 : connectivity;
+  std::vector<std::array<int, 3>> offsets;
+  for (int dz = -1; dz <= 1; ++dz) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int distance = std::abs(dx) + std::abs(dy) + std::abs(dz);
+        if (distance == 0) continue;
+        if (volume_connectivity == 6 && distance > 1) continue;
+        if (volume_connectivity == 18 && distance > 2) continue;
+        offsets.push_back({dx, dy, dz});
+      }
+    }
+  }
+  const std::int64_t nx = extent.x;
+  const std::int64_t ny = extent.y;
+  const std::int64_t nz = extent.z;
+  std::vector<std::uint32_t> labels(values.size(), 0);
+  std::vector<std::int64_t> queue;
+  std::uint32_t next = 0;
+  for (std::int64_t start = 0; start < static_cast<std::int64_t>(values.size()); ++start) {
+    if (values[start] == background || labels[start] != 0) continue;
+    labels[start] = ++next;
+    queue.assign(1, start);
+    while (!queue.empty()) {
+      const std::int64_t voxel = queue.back();
+      queue.pop_back();
+      const std::int64_t x = voxel % nx;
+      const std::int64_t y = voxel / nx % ny;
+      const std::int64_t z = voxel / (nx * ny);
+      for (const auto& offset : offsets) {
+        const std::int64_t px = x + offset[0];
+        const std::int64_t py = y + offset[1];
+        const std::int64_t pz = z + offset[2];
+        if (px < 0 || py < 0 || pz < 0 || px >= nx || py >= ny || pz >= nz) continue;
+        const std::int64_t neighbour = px + nx * (py + ny * pz);
+        if (labels[neighbour] != 0 || values[neighbour] != values[voxel]) continue;
+        labels[neighbour] = next;
+        queue.push_back(neighbour);
+      }
+    }
+  }
+  return labels;
+}
+
+template <typename T>
+::testing::AssertionResult label_map_matches(const std::vector<T>& values, Extent3 extent,
+                                             int connectivity, T background, unsigned threads) {
+  const std::vector<std::uint32_t> expected =
+      label_map_reference(values, extent, connectivity, background);
+  std::vector<std::uint32_t> labels(values.size(), 0xDEADBEEFu);
+  const LabelResult result = label(LabelInput::values(values.data(), background), extent,
+                                   labels.data(), rts_options(connectivity, threads));
+  std::uint32_t expected_count = 0;
+  for (std::uint32_t label : expected) expected_count = std::max(expected_count, label);
+  if (result.component_count != expected_count) {
+    return ::testing::AssertionFailure()
+           << result.component_count << " components, expected " << expected_count;
+  }
+  return test::labels_equal(expected, labels, extent);
+}
+
+// A map of `distinct` values drawn per granularity^3 cell, the first of `palette` standing for
+// the background with probability `background_share`.
+template <typename T>
+std::vector<T> random_map(Extent3 extent, unsigned granularity, const std::vector<T>& palette,
+                          double background_share, std::mt19937& random) {
+  const std::uint32_t cx = (extent.x + granularity - 1) / granularity;
+  const std::uint32_t cy = (extent.y + granularity - 1) / granularity;
+  const std::uint32_t cz = (extent.z + granularity - 1) / granularity;
+  std::vector<T> cells(std::uint64_t{cx} * cy * cz);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<std::size_t> pick(1, palette.size() - 1);
+  for (T& cell : cells) cell = unit(random) < background_share ? palette[0] : palette[pick(random)];
+  std::vector<T> values(extent.voxel_count());
+  for (std::uint32_t z = 0; z < extent.z; ++z) {
+    for (std::uint32_t y = 0; y < extent.y; ++y) {
+      for (std::uint32_t x = 0; x < extent.x; ++x) {
+        values[x + std::uint64_t{extent.x} * (y + std::uint64_t{extent.y} * z)] =
+            cells[x / granularity + cx * (y / granularity + std::uint64_t{cy} * (z / granularity))];
+      }
+    }
+  }
+  return values;
+}
+
+// The background first, then `count` other values, extremes of the type among them.
+template <typename T>
+std::vector<T> palette_of(T background, std::size_t count, std::mt19937& random) {
+  std::vector<T> palette = {background};
+  const T extremes[] = {std::numeric_limits<T>::max(), std::numeric_limits<T>::min(), T(0), T(1),
+                        static_cast<T>(-1)};
+  for (T value : extremes) {
+    if (value != background && palette.size() <= count) palette.push_back(value);
+  }
+  std::uniform_int_distribution<std::uint64_t> any;
+  while (palette.size() <= count) {
+    const T value = static_cast<T>(any(random));
+    if (value != background) palette.push_back(value);
+  }
+  return palette;
+}
+
+template <typename T>
+void check_random_maps(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  const Extent3 extents[] = {{23, 19, 17}, {64, 9, 7}, {5, 70, 1}, {1, 1, 30}, {97, 41, 1}};
+  const T backgrounds[] = {T(0), static_cast<T>(-1), std::numeric_limits<T>::min(), T(7)};
+  for (const Extent3& extent : extents) {
+    for (std::size_t distinct :
+         {std::size_t{2}, std::size_t{5}, std::size_t{300}, std::size_t{65536}}) {
+      for (unsigned granularity : {1u, 2u, 8u}) {
+        const T background = backgrounds[random() % std::size(backgrounds)];
+        const std::vector<T> palette = palette_of<T>(background, distinct, random);
+        const std::vector<T> values = random_map(extent, granularity, palette, 0.3, random);
+        for (int connectivity : connectivities_of(extent)) {
+          const unsigned threads = kThreadCounts[random() % 4];
+          ASSERT_TRUE(label_map_matches(values, extent, connectivity, background, threads))
+              << extent.to_string() << ", " << distinct << " values, granularity " << granularity
+              << ", background " << +background << ", " << connectivity << "-connectivity, "
+              << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+TEST(RtsLabelMaps, RandomMapsOfEveryWidthAndSign) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  check_random_maps<std::uint8_t>(seed);
+  check_random_maps<std::int8_t>(seed + 1);
+  check_random_maps<std::uint16_t>(seed + 2);
+  check_random_maps<std::int16_t>(seed + 3);
+  check_random_maps<std::uint32_t>(seed + 4);
+  check_random_maps<std::int32_t>(seed + 5);
+  check_random_maps<std::uint64_t>(seed + 6);
+  check_random_maps<std::int64_t>(seed + 7);
+}
+
+// Two values in a checkerboard: every voxel touches the other value by its faces and its own
+// value by edges (18, 26) or corners (26 only).
+TEST(RtsLabelMaps, TwoValueCheckerboards) {
+  const Extent3 extents[] = {{7, 6, 5}, {16, 16, 16}, {9, 8, 1}};
+  for (const Extent3& extent : extents) {
+    std::vector<std::int64_t> values(extent.voxel_count());
+    for (std::uint64_t i = 0; i < values.size(); ++i) {
+      const std::uint64_t x = i % extent.x;
+      const std::uint64_t y = i / extent.x % extent.y;
+      const std::uint64_t z = i / (std::uint64_t{extent.x} * extent.y);
+      values[i] = (x + y + z) % 2 == 0 ? std::numeric_limits<std::int64_t>::min() : -1;
+    }
+    for (std::int64_t background : {std::int64_t{0}, std::int64_t{-1}}) {
+      for (int connectivity : connectivities_of(extent)) {
+        for (unsigned threads : kThreadCounts) {
+          ASSERT_TRUE(label_map_matches(values, extent, connectivity, background, threads))
+              << extent.to_string() << ", background " << background << ", " << connectivity << ", "
+              << threads;
+        }
+      }
+    }
+  }
+}
+
+// Two voxels of different values, and of equal values, touching only by a face, an edge or a
+// corner, in every direction: different values never join.
+TEST(RtsLabelMaps, ContactsByFacesEdgesAndCornersOnly) {
+  const Extent3 extent{4, 4, 4};
+  for (int dz = -1; dz <= 1; ++dz) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (dx == 0 && dy == 0 && dz == 0) continue;
+        for (bool equal : {false, true}) {
+          std::vector<std::uint64_t> values(extent.voxel_count(), 5);
+          values[1 + 4 * (1 + 4 * 1)] = std::numeric_limits<std::uint64_t>::max();
+          values[(1 + dx) + 4 * ((1 + dy) + 4 * (1 + dz))] =
+              equal ? std::numeric_limits<std::uint64_t>::max() : 9;
+          for (int connectivity : {6, 18, 26}) {
+            for (unsigned threads : {1u, 3u}) {
+              ASSERT_TRUE(
+                  label_map_matches(values, extent, connectivity, std::uint64_t{5}, threads))
+                  << dx << ", " << dy << ", " << dz << (equal ? " equal" : " different") << ", "
+                  << connectivity;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RtsLabelMaps, BinaryValuesLabelAsTheMask) {
+  const Volume volume = data::random_granular({37, 21, 13}, 0.4, 1, 5);
+  for (int connectivity : {6, 18, 26}) {
+    std::vector<std::uint32_t> from_mask(volume.voxels.size());
+    std::vector<std::uint32_t> from_map(volume.voxels.size());
+    const LabelOptions options = rts_options(connectivity, 2);
+    label(volume.voxels.data(), volume.extent, from_mask.data(), options);
+    std::vector<std::uint8_t> ones(volume.voxels.size());
+    for (std::size_t i = 0; i < ones.size(); ++i) ones[i] = volume.voxels[i] != 0;
+    label(LabelInput::values(ones.data()), volume.extent, from_map.data(), options);
+    ASSERT_TRUE(test::labels_equal(from_mask, from_map, volume.extent)) << connectivity;
+  }
+}
+
+}  // namespace
+}  // namespace volccl
