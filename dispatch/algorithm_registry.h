@@ -29,8 +29,8 @@ class SmallSet {
   std::uint32_t bits_ = 0;
 };
 
-// What a labeler reads: today binary masks (nonzero is foreground).
-enum class InputKind { binary_mask };
+// What a labeler reads: binary masks (non-zero is foreground) or label maps (LabelInput).
+enum class InputKind { binary_mask, label_map };
 
 // The entry points of one dimension: null where the algorithm has none, or the build no CUDA.
 struct Labelers {
@@ -58,6 +58,9 @@ struct AlgorithmEntry {
   // The connectivities at which `auto` picks this algorithm, on the GPU and on the CPU.
   SmallSet automatic_on_cuda;
   SmallSet automatic_on_cpu;
+  // The same for label maps.
+  SmallSet automatic_label_maps_on_cuda = {};
+  SmallSet automatic_label_maps_on_cpu = {};
   // The algorithm has no CUDA labeler: `auto`'s backend runs it on the CPU, and asking CUDA for it
   // is an error.
   bool cpu_only = false;

@@ -42,6 +42,7 @@ constexpr int kLate = static_cast<int>(StatisticsStrategy::late);
 constexpr int kFused = static_cast<int>(StatisticsStrategy::fused);
 constexpr int kEarly = static_cast<int>(StatisticsStrategy::early);
 constexpr int kBinaryMask = static_cast<int>(InputKind::binary_mask);
+constexpr int kLabelMap = static_cast<int>(InputKind::label_map);
 
 constexpr const char* kBlockLimitation =
     "a 2x2 block is one piece only under 8-connectivity, a 2x2x2 block only under 26";
@@ -107,8 +108,10 @@ const std::vector<AlgorithmEntry> kRegistry = {
      kUfKe2d,
      {&label_uf_3d_cpu, VOLCCL_CUDA_LABELER(label_uf_3d_cuda)},
      {kLate},
-     {kBinaryMask},
+     {kBinaryMask, kLabelMap},
      {},
+     {},
+     {4, 8, 6, 18, 26},
      {}},
     {Algorithm::ufb,
      "ufb",

@@ -18,11 +18,14 @@
 namespace volccl {
 namespace detail {
 
-LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options, void* stream,
                             cuda::DeviceMoments* moments) {
   const Labelers& labelers = registry_entry(options.algorithm).labelers(options.connectivity);
-  DeviceLabelCall call{device_mask, extent, device_labels, options, stream, moments};
+  const auto* device_mask =
+      device_input.label_map ? nullptr : static_cast<const std::uint8_t*>(device_input.data);
+  DeviceLabelCall call{device_mask, extent,  device_labels, options,
+                       stream,      moments, nullptr,       device_input};
   const bool late = moments != nullptr && options.statistics_strategy == StatisticsStrategy::late;
   if (!late) return labelers.cuda(call);
   LateBeforeCount before_count(device_labels, device_mask, extent, stream);
@@ -50,7 +53,7 @@ LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
   return result;
 }
 
-LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options,
                                  std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
@@ -58,22 +61,26 @@ LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::
   const std::uint64_t voxels = extent.voxel_count();
 
   StepClock allocation_clock;
-  DeviceBuffer<std::uint8_t> device_mask(voxels, stream, "the input mask");
+  DeviceBuffer<std::uint8_t> device_input(
+      voxels * size_of(input.type), stream,
+      input.label_map ? "the input label map" : "the input mask");
   DeviceBuffer<std::uint32_t> device_labels(voxels, stream, "the label image");
   const double allocation_ms = allocation_clock.lap();
 
   double upload_ms = 0;
   {
     StepEvents upload(stream, true);
-    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(device_mask.data(), mask, device_mask.bytes(),
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(device_input.data(), input.data, device_input.bytes(),
                                       cudaMemcpyHostToDevice, stream));
     upload.end_step(&upload_ms);
     upload.resolve();
   }
 
   cuda::DeviceMoments moments;
-  LabelResult result = label_on_device(device_mask.data(), extent, device_labels.data(), options,
-                                       stream, statistics != nullptr ? &moments : nullptr);
+  LabelInput on_device = input;
+  on_device.data = device_input.data();
+  LabelResult result = label_on_device(on_device, extent, device_labels.data(), options, stream,
+                                       statistics != nullptr ? &moments : nullptr);
 
   StepEvents download(stream, true);
   VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels, device_labels.data(), device_labels.bytes(),
@@ -99,37 +106,50 @@ namespace cuda {
 
 namespace {
 
-LabelOptions checked_device_request(const std::uint8_t* device_mask, Extent3 extent,
+LabelOptions checked_device_request(const LabelInput& device_input, Extent3 extent,
                                     const std::uint32_t* device_labels,
                                     const LabelOptions& requested) {
   validate(extent, requested);
   if (!cuda_available()) {
     throw NoCudaDevice("volccl::cuda::label: " + cuda_device_description());
   }
-  if (device_mask == nullptr || device_labels == nullptr) {
-    throw InvalidArgument("volccl::cuda::label: null mask or label pointer for a volume of " +
-                          extent.to_string());
+  const char* input_name = device_input.label_map ? "label map" : "mask";
+  if (device_input.data == nullptr || device_labels == nullptr) {
+    throw InvalidArgument(std::string("volccl::cuda::label: null ") + input_name +
+                          " or label pointer for a volume of " + extent.to_string());
   }
-  detail::require_device_alignment(device_mask, "volccl::cuda::label: the mask pointer");
+  detail::validate_input(device_input, requested, "volccl::cuda::label");
+  detail::require_device_alignment(
+      device_input.data, std::string("volccl::cuda::label: the ") + input_name + " pointer");
   detail::require_device_alignment(device_labels, "volccl::cuda::label: the label pointer");
-  return detail::resolve_algorithm(requested, Backend::cuda);
+  return detail::resolve_algorithm(requested, Backend::cuda, device_input.label_map);
 }
 
 }  // namespace
 
-LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t* device_labels,
                   const LabelOptions& requested, void* stream) {
   const LabelOptions options =
-      checked_device_request(device_mask, extent, device_labels, requested);
-  return detail::label_on_device(device_mask, extent, device_labels, options, stream, nullptr);
+      checked_device_request(device_input, extent, device_labels, requested);
+  return detail::label_on_device(device_input, extent, device_labels, options, stream, nullptr);
+}
+
+LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t* device_labels,
+                  DeviceMoments& statistics, const LabelOptions& requested, void* stream) {
+  const LabelOptions options =
+      checked_device_request(device_input, extent, device_labels, requested);
+  detail::validate_measuring(extent, options);
+  return detail::label_on_device(device_input, extent, device_labels, options, stream, &statistics);
 }
 
 LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
-                  DeviceMoments& statistics, const LabelOptions& requested, void* stream) {
-  const LabelOptions options =
-      checked_device_request(device_mask, extent, device_labels, requested);
-  detail::validate_measuring(extent, options);
-  return detail::label_on_device(device_mask, extent, device_labels, options, stream, &statistics);
+                  const LabelOptions& options, void* stream) {
+  return label(LabelInput::binary(device_mask), extent, device_labels, options, stream);
+}
+
+LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,
+                  DeviceMoments& statistics, const LabelOptions& options, void* stream) {
+  return label(LabelInput::binary(device_mask), extent, device_labels, statistics, options, stream);
 }
 
 DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,

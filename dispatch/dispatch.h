@@ -12,8 +12,11 @@
 namespace volccl::detail {
 
 // The options with Algorithm::automatic replaced by the algorithm it stands for on `backend`
-// (cuda or cpu).
-LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend);
+// (cuda or cpu) for the kind of input.
+LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend, bool label_map);
+
+// Throws InvalidArgument unless the algorithm of `options` reads the kind of `input`.
+void validate_input(const LabelInput& input, const LabelOptions& options, const char* caller);
 
 // Throws InvalidArgument unless the components of `extent` can be measured with the resolved
 // options' statistics strategy.
@@ -25,13 +28,13 @@ LabelResult label_on_cpu(const HostLabelCall& call);
 #if defined(VOLCCL_HAS_CUDA)
 // Runs the registry's CUDA labeler of options (resolved) on device memory, and measures the
 // components into `moments` unless it is null (dispatch/cuda_label.cu).
-LabelResult label_on_device(const std::uint8_t* device_mask, Extent3 extent,
+LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options, void* stream,
                             cuda::DeviceMoments* moments);
 
 // Host memory in and out through the device; measures the components into `statistics` unless
 // it is null.
-LabelResult label_cuda_from_host(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
                                  const LabelOptions& options,
                                  std::vector<ComponentMoments>* statistics);
 #endif

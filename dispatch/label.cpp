@@ -57,16 +57,38 @@ void validate(Extent3 extent, const LabelOptions& options) {
 
 namespace detail {
 
-LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend) {
+LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend, bool label_map) {
   LabelOptions resolved = options;
   if (options.algorithm == Algorithm::automatic) {
-    resolved.algorithm = automatic_choice(options.connectivity, backend);
+    resolved.algorithm = automatic_choice(options.connectivity, backend, label_map);
   }
   if (backend == Backend::cuda && registry_entry(resolved.algorithm).cpu_only) {
     throw InvalidArgument("volccl: " + to_string(resolved.algorithm) +
                           " runs on the CPU only; ask for the CPU backend or another algorithm");
   }
   return resolved;
+}
+
+void validate_input(const LabelInput& input, const LabelOptions& options, const char* caller) {
+  if (input.label_map && !supports_label_maps(options.algorithm)) {
+    std::string takers;
+    for (const AlgorithmEntry& entry : algorithm_registry()) {
+      if (entry.inputs.contains(static_cast<int>(InputKind::label_map))) {
+        takers += std::string(entry.name) + ", ";
+      }
+    }
+    throw InvalidArgument(std::string(caller) + ": " + to_string(options.algorithm) +
+                          " labels binary masks only; use " + takers + "or auto for a label map");
+  }
+  if (!input.label_map && input.type != ValueType::uint8) {
+    throw InvalidArgument(std::string(caller) + ": a binary mask holds uint8 voxels, not " +
+                          to_string(input.type));
+  }
+  if (input.label_map &&
+      static_cast<unsigned>(input.type) > static_cast<unsigned>(ValueType::int64)) {
+    throw InvalidArgument(std::string(caller) + ": unknown value type " +
+                          std::to_string(static_cast<int>(input.type)));
+  }
 }
 
 void validate_measuring(Extent3 extent, const LabelOptions& options) {
@@ -95,13 +117,15 @@ LabelResult label_on_cpu(const HostLabelCall& call) {
 namespace {
 
 // Checks the request and returns it resolved, with the backend it runs on.
-LabelOptions checked_request(const std::uint8_t* mask, Extent3 extent, const std::uint32_t* labels,
+LabelOptions checked_request(const LabelInput& input, Extent3 extent, const std::uint32_t* labels,
                              const LabelOptions& requested) {
   validate(extent, requested);
-  if (mask == nullptr || labels == nullptr) {
-    throw InvalidArgument("volccl::label: null mask or label pointer for a volume of " +
-                          extent.to_string());
+  if (input.data == nullptr || labels == nullptr) {
+    throw InvalidArgument(std::string("volccl::label: null ") +
+                          (input.label_map ? "label map" : "mask") +
+                          " or label pointer for a volume of " + extent.to_string());
   }
+  detail::validate_input(input, requested, "volccl::label");
   const bool cpu_only = requested.algorithm != Algorithm::automatic &&
                         detail::registry_entry(requested.algorithm).cpu_only;
   const bool use_cuda = requested.backend == Backend::cuda ||
@@ -109,32 +133,40 @@ LabelOptions checked_request(const std::uint8_t* mask, Extent3 extent, const std
   if (use_cuda && !cuda_available()) {
     throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
   }
-  LabelOptions options =
-      detail::resolve_algorithm(requested, use_cuda ? Backend::cuda : Backend::cpu);
+  LabelOptions options = detail::resolve_algorithm(
+      requested, use_cuda ? Backend::cuda : Backend::cpu, input.label_map);
   options.backend = use_cuda ? Backend::cuda : Backend::cpu;
   return options;
 }
 
-}  // namespace
-
-LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                  const LabelOptions& requested) {
-  const LabelOptions options = checked_request(mask, extent, labels, requested);
-#if defined(VOLCCL_HAS_CUDA)
-  if (options.backend == Backend::cuda) {
-    return detail::label_cuda_from_host(mask, extent, labels, options, nullptr);
-  }
-#endif
-  return detail::label_on_cpu({mask, extent, labels, options});
+// The host call of `input`: a mask through `mask`, a label map through `input`.
+detail::HostLabelCall host_call(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                                const LabelOptions& options,
+                                std::vector<ComponentMoments>* early_statistics) {
+  const auto* mask = input.label_map ? nullptr : static_cast<const std::uint8_t*>(input.data);
+  return {mask, extent, labels, options, early_statistics, input};
 }
 
-LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+}  // namespace
+
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& requested) {
+  const LabelOptions options = checked_request(input, extent, labels, requested);
+#if defined(VOLCCL_HAS_CUDA)
+  if (options.backend == Backend::cuda) {
+    return detail::label_cuda_from_host(input, extent, labels, options, nullptr);
+  }
+#endif
+  return detail::label_on_cpu(host_call(input, extent, labels, options, nullptr));
+}
+
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
                   std::vector<ComponentMoments>& statistics, const LabelOptions& requested) {
-  const LabelOptions options = checked_request(mask, extent, labels, requested);
+  const LabelOptions options = checked_request(input, extent, labels, requested);
   detail::validate_measuring(extent, options);
 #if defined(VOLCCL_HAS_CUDA)
   if (options.backend == Backend::cuda) {
-    return detail::label_cuda_from_host(mask, extent, labels, options, &statistics);
+    return detail::label_cuda_from_host(input, extent, labels, options, &statistics);
   }
 #endif
   // LE and TM gather the Early statistics while they label, on the CPU too (the registry says
@@ -142,14 +174,24 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
   const bool early =
       options.statistics_strategy == StatisticsStrategy::early &&
       detail::registry_entry(options.algorithm).labelers(options.connectivity).cpu_gathers_early;
-  LabelResult result =
-      detail::label_on_cpu({mask, extent, labels, options, early ? &statistics : nullptr});
+  LabelResult result = detail::label_on_cpu(
+      host_call(input, extent, labels, options, early ? &statistics : nullptr));
   if (early) return result;
   detail::StepClock clock;
   statistics = measure(labels, extent, result.component_count, options.cpu_threads);
   result.timings.statistics_ms = clock.lap();
   result.timings.total_ms += result.timings.statistics_ms;
   return result;
+}
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& options) {
+  return label(LabelInput::binary(mask), extent, labels, options);
+}
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options) {
+  return label(LabelInput::binary(mask), extent, labels, statistics, options);
 }
 
 #if !defined(VOLCCL_HAS_CUDA)

@@ -73,17 +73,71 @@ std::string summary(Algorithm algorithm) {
   return detail::registry_entry(algorithm).summary;
 }
 
-Algorithm automatic_choice(int connectivity, Backend backend) {
+bool supports_label_maps(Algorithm algorithm) {
+  return algorithm == Algorithm::automatic || detail::registry_entry(algorithm).inputs.contains(
+                                                  static_cast<int>(detail::InputKind::label_map));
+}
+
+Algorithm automatic_choice(int connectivity, Backend backend, bool label_map) {
   if (backend == Backend::automatic) {
     throw InvalidArgument("volccl::automatic_choice: the backend must be cuda or cpu");
   }
   for (const detail::AlgorithmEntry& entry : detail::algorithm_registry()) {
+    const bool cuda = backend == Backend::cuda;
     const detail::SmallSet& chosen =
-        backend == Backend::cuda ? entry.automatic_on_cuda : entry.automatic_on_cpu;
+        label_map ? (cuda ? entry.automatic_label_maps_on_cuda : entry.automatic_label_maps_on_cpu)
+                  : (cuda ? entry.automatic_on_cuda : entry.automatic_on_cpu);
     if (chosen.contains(connectivity)) return entry.algorithm;
   }
   throw InvalidArgument("volccl: connectivity " + std::to_string(connectivity) +
                         " does not exist; use 4 or 8 for 2D images, 6, 18 or 26 for volumes");
+}
+
+std::string to_string(ValueType type) {
+  switch (type) {
+    case ValueType::uint8:
+      return "uint8";
+    case ValueType::uint16:
+      return "uint16";
+    case ValueType::uint32:
+      return "uint32";
+    case ValueType::uint64:
+      return "uint64";
+    case ValueType::int8:
+      return "int8";
+    case ValueType::int16:
+      return "int16";
+    case ValueType::int32:
+      return "int32";
+    case ValueType::int64:
+      return "int64";
+  }
+  throw InvalidArgument("unknown volccl::ValueType value " +
+                        std::to_string(static_cast<int>(type)));
+}
+
+std::size_t size_of(ValueType type) {
+  switch (type) {
+    case ValueType::uint8:
+    case ValueType::int8:
+      return 1;
+    case ValueType::uint16:
+    case ValueType::int16:
+      return 2;
+    case ValueType::uint32:
+    case ValueType::int32:
+      return 4;
+    case ValueType::uint64:
+    case ValueType::int64:
+      return 8;
+  }
+  throw InvalidArgument("unknown volccl::ValueType value " +
+                        std::to_string(static_cast<int>(type)));
+}
+
+bool is_signed(ValueType type) {
+  return type == ValueType::int8 || type == ValueType::int16 || type == ValueType::int32 ||
+         type == ValueType::int64;
 }
 
 Algorithm parse_algorithm(const std::string& name) {

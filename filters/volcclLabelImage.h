@@ -9,6 +9,10 @@
 //   volccl::LabeledImage<3> measured = volccl::LabelAndMeasureImage(image.GetPointer());
 //   volccl::ComponentShape s = volccl::describe(measured.Moments[0], measured.Geometry, 3);
 //
+//   auto segmentation = itk::ReadImage<itk::Image<std::uint16_t, 3>>("aseg.nii.gz");
+//   volccl::LabeledImage<3> pieces = volccl::LabelEachValue(segmentation.GetPointer());
+//   // every connected region of equal non-zero value is a component, as cc3d numbers them
+//
 // 2D images (itk::Image<T, 2>) are labeled with options.connectivity 4 or 8.
 #pragma once
 
@@ -57,10 +61,25 @@ ImageGeometry GeometryOf(const TImage* image) {
 
 namespace detail {
 
+// The fixed-width integer of TPixel's size and signedness (long long -> std::int64_t), whose
+// LabelInput volccl::label takes.
+template <typename TPixel>
+using FixedWidthOf = std::conditional_t<
+    std::is_signed<TPixel>::value,
+    std::conditional_t<
+        sizeof(TPixel) == 1, std::int8_t,
+        std::conditional_t<sizeof(TPixel) == 2, std::int16_t,
+                           std::conditional_t<sizeof(TPixel) == 4, std::int32_t, std::int64_t>>>,
+    std::conditional_t<
+        sizeof(TPixel) == 1, std::uint8_t,
+        std::conditional_t<sizeof(TPixel) == 2, std::uint16_t,
+                           std::conditional_t<sizeof(TPixel) == 4, std::uint32_t, std::uint64_t>>>>;
+
 // LabelImage, and with `measure` the moments of every component.
 template <typename TPixel, unsigned VDimension>
 LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
-                                    const LabelOptions& options, TPixel background, bool measure);
+                                    const LabelOptions& options, TPixel background, bool measure,
+                                    bool each_value = false);
 
 }  // namespace detail
 
@@ -84,11 +103,31 @@ LabeledImage<VDimension> LabelAndMeasureImage(const itk::Image<TPixel, VDimensio
   return detail::LabelImage(image, options, background, true);
 }
 
+// Labels a label map (integer pixels): every connected region of equal value other than
+// `background` is a component, numbered in raster order of its first voxel as
+// cc3d.connected_components and skimage.measure.label number them. options.algorithm must take
+// label maps (volccl::supports_label_maps; `automatic` picks one).
+template <typename TPixel, unsigned VDimension>
+LabeledImage<VDimension> LabelEachValue(const itk::Image<TPixel, VDimension>* image,
+                                        const LabelOptions& options = {},
+                                        TPixel background = TPixel{}) {
+  return detail::LabelImage(image, options, background, false, true);
+}
+
+// LabelEachValue, and the moments of every component.
+template <typename TPixel, unsigned VDimension>
+LabeledImage<VDimension> LabelAndMeasureEachValue(const itk::Image<TPixel, VDimension>* image,
+                                                  const LabelOptions& options = {},
+                                                  TPixel background = TPixel{}) {
+  return detail::LabelImage(image, options, background, true, true);
+}
+
 namespace detail {
 
 template <typename TPixel, unsigned VDimension>
 LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
-                                    const LabelOptions& options, TPixel background, bool measure) {
+                                    const LabelOptions& options, TPixel background, bool measure,
+                                    bool each_value) {
   static_assert(std::is_arithmetic<TPixel>::value,
                 "volccl::LabelImage needs an image of scalar pixels");
   static_assert(VDimension == 2 || VDimension == 3, "volccl labels 2D images and 3D volumes");
@@ -110,6 +149,20 @@ LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
   labeled.Geometry = GeometryOf(image);
 
   const TPixel* pixels = image->GetBufferPointer();
+  std::uint32_t* labels = labeled.Labels->GetBufferPointer();
+  if (each_value) {
+    if constexpr (std::is_integral<TPixel>::value && !std::is_same<TPixel, bool>::value) {
+      using Fixed = FixedWidthOf<TPixel>;
+      const LabelInput input = LabelInput::values(reinterpret_cast<const Fixed*>(pixels),
+                                                  static_cast<Fixed>(background));
+      labeled.Result = measure ? label(input, extent, labels, labeled.Moments, options)
+                               : label(input, extent, labels, options);
+      return labeled;
+    } else {
+      itkGenericExceptionMacro(
+          "volccl::LabelEachValue: a label map holds integer pixels, not floating-point ones");
+    }
+  }
   const std::uint8_t* mask = nullptr;
   std::vector<std::uint8_t> foreground;
   if constexpr (std::is_same<TPixel, std::uint8_t>::value) {
@@ -122,7 +175,6 @@ LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
                    [background](TPixel value) { return value != background; });
     mask = foreground.data();
   }
-  std::uint32_t* labels = labeled.Labels->GetBufferPointer();
   labeled.Result = measure ? label(mask, extent, labels, labeled.Moments, options)
                            : label(mask, extent, labels, options);
   return labeled;

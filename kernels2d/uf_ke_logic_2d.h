@@ -18,6 +18,8 @@
 // - Merge (UF) and Reduction (KE) skip every Union that another pixel's own links already
 //   imply, as Playne and Hawick's KE does (the paper's ref. [25]); "Skipped Unions" below gives
 //   the rules and why they lose no connection.
+// UF also labels label maps (runtime/voxel_input.h): "foreground neighbour" then reads
+// "neighbour of the pixel's value", and since equality is transitive the rules still hold.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@
 #include "runtime/host_device.h"
 #include "runtime/raster_rank.h"
 #include "runtime/union_find.h"
+#include "runtime/voxel_input.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels2d {
@@ -54,22 +57,30 @@ struct PixelForest {
   }
 };
 
-// Which neighbours before the pixel in raster order (the mask of Fig. 2a) are foreground.
+// Which neighbours before the pixel in raster order (the mask of Fig. 2a) join it.
 struct EarlierNeighbours {
   bool left, up_left, up, up_right;
 };
 
-VOLCCL_HD EarlierNeighbours earlier_neighbours(const std::uint8_t* mask, const PixelGrid& grid,
+// `pixel` is foreground.
+template <class Voxels>
+VOLCCL_HD EarlierNeighbours earlier_neighbours(const Voxels& voxels, const PixelGrid& grid,
                                                const Pixel& pixel) {
   EarlierNeighbours seen{false, false, false, false};
-  seen.left = pixel.x > 0 && mask[pixel.index - 1] != 0;
+  const std::uint32_t p = pixel.index;
+  seen.left = pixel.x > 0 && voxels.joins(p, p - 1);
   if (pixel.y > 0) {
-    const std::uint32_t above = pixel.index - grid.width;
-    seen.up_left = pixel.x > 0 && mask[above - 1] != 0;
-    seen.up = mask[above] != 0;
-    seen.up_right = pixel.x + 1 < grid.width && mask[above + 1] != 0;
+    const std::uint32_t above = p - grid.width;
+    seen.up_left = pixel.x > 0 && voxels.joins(p, above - 1);
+    seen.up = voxels.joins(p, above);
+    seen.up_right = pixel.x + 1 < grid.width && voxels.joins(p, above + 1);
   }
   return seen;
+}
+
+VOLCCL_HD EarlierNeighbours earlier_neighbours(const std::uint8_t* mask, const PixelGrid& grid,
+                                               const Pixel& pixel) {
+  return earlier_neighbours(detail::BinaryVoxels{mask}, grid, pixel);
 }
 
 // Skipped Unions, and why they lose nothing: by induction over the rows. Say every two touching
@@ -89,11 +100,12 @@ VOLCCL_HD EarlierNeighbours earlier_neighbours(const std::uint8_t* mask, const P
 // --- UF (Sec. 4.1) -----------------------------------------------------------------------------
 
 // Initialization: every foreground pixel is a tree of its own.
+template <class Voxels>
 struct UfInitialize {
-  const std::uint8_t* mask;
+  Voxels voxels;
   std::uint32_t* labels;
   VOLCCL_HD void operator()(const PixelGrid&, const Pixel& pixel) const {
-    labels[pixel.index] = mask[pixel.index] != 0 ? pixel.index : kNoParent;
+    labels[pixel.index] = voxels.foreground(pixel.index) ? pixel.index : kNoParent;
   }
 };
 
@@ -122,16 +134,16 @@ VOLCCL_HD void unite_earlier(const Forest& forest, const EarlierNeighbours& seen
   if (seen.up_right) forest.unite(node, up_right);
 }
 
-// Merge: Union with the earlier foreground neighbours.
-template <int Connectivity>
+// Merge: Union with the earlier neighbours that join the pixel.
+template <int Connectivity, class Voxels>
 struct UfMerge {
-  const std::uint8_t* mask;
+  Voxels voxels;
   std::uint32_t* labels;
 
   VOLCCL_HD void operator()(const PixelGrid& grid, const Pixel& pixel) const {
-    if (mask[pixel.index] == 0) return;
+    if (!voxels.foreground(pixel.index)) return;
     const std::uint32_t above = pixel.index - grid.width;
-    unite_earlier<Connectivity>(PixelForest{labels}, earlier_neighbours(mask, grid, pixel),
+    unite_earlier<Connectivity>(PixelForest{labels}, earlier_neighbours(voxels, grid, pixel),
                                 pixel.index, pixel.index - 1, above - 1, above, above + 1);
   }
 };
@@ -232,31 +244,45 @@ struct PixelFinalLabeling {
   }
 };
 
-// The step sequence of UF and KE, written once for both backends: `run(step)` applies a step to
-// every pixel (a kernel launch or a CPU loop), `labeling` is the call's DeviceLabeling or
-// HostLabeling.
+// The steps of UF and KE, written once for both backends: `run(step)` applies a step to every
+// pixel (a kernel launch or a CPU loop), `labeling` is the call's DeviceLabeling or HostLabeling.
+// Compression, ranking and FinalLabeling end both.
 template <class Labeling, class Run>
-LabelResult label_uf_ke(Labeling& labeling, const Run& run, const std::uint8_t* mask,
-                        std::uint32_t* labels, const LabelOptions& options) {
-  if (options.algorithm == Algorithm::ke) {
-    with_connectivity<KeInitialize>(options.connectivity, run, mask, labels);
-    labeling.end_step(&StepTimings::initialization_ms);
-    run(PixelCompress{labels, nullptr});
-    labeling.end_step(&StepTimings::compression_ms);
-    with_connectivity<KeReduce>(options.connectivity, run, mask, labels);
-    labeling.end_step(&StepTimings::merge_ms);
-  } else {
-    run(UfInitialize{mask, labels});
-    labeling.end_step(&StepTimings::initialization_ms);
-    with_connectivity<UfMerge>(options.connectivity, run, mask, labels);
-    labeling.end_step(&StepTimings::merge_ms);
-  }
+LabelResult finish_uf_ke(Labeling& labeling, const Run& run, std::uint32_t* labels) {
   run(PixelCompress{labels, labeling.root_bitmap()});
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
   run(PixelFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
+}
+
+// UF reads `voxels`: a mask or a label map.
+template <class Labeling, class Run, class Voxels>
+LabelResult label_uf(Labeling& labeling, const Run& run, const Voxels& voxels,
+                     std::uint32_t* labels, int connectivity) {
+  run(UfInitialize<Voxels>{voxels, labels});
+  labeling.end_step(&StepTimings::initialization_ms);
+  if (connectivity == 4) {
+    run(UfMerge<4, Voxels>{voxels, labels});
+  } else {
+    run(UfMerge<8, Voxels>{voxels, labels});
+  }
+  labeling.end_step(&StepTimings::merge_ms);
+  return finish_uf_ke(labeling, run, labels);
+}
+
+// KE reads masks only.
+template <class Labeling, class Run>
+LabelResult label_ke(Labeling& labeling, const Run& run, const std::uint8_t* mask,
+                     std::uint32_t* labels, int connectivity) {
+  with_connectivity<KeInitialize>(connectivity, run, mask, labels);
+  labeling.end_step(&StepTimings::initialization_ms);
+  run(PixelCompress{labels, nullptr});
+  labeling.end_step(&StepTimings::compression_ms);
+  with_connectivity<KeReduce>(connectivity, run, mask, labels);
+  labeling.end_step(&StepTimings::merge_ms);
+  return finish_uf_ke(labeling, run, labels);
 }
 
 }  // namespace volccl::kernels2d

@@ -1,11 +1,12 @@
 // CUDA backend of UF, the 3D voxel union-find for 6-, 18- and 26-connectivity (uf_logic_3d.h):
 // one thread per 4 voxels, a warp per 128-voxel segment of a row, one kernel per step, then the
-// raster-order ranking of the roots (runtime/raster_rank.cu).
+// raster-order ranking of the roots (runtime/raster_rank.cu). Masks and label maps alike.
 #include <cstdint>
 
 #include "kernels3d/uf_logic_3d.h"
 #include "runtime/cuda_support.cuh"
 #include "runtime/labeler.h"
+#include "runtime/voxel_input.h"
 
 namespace volccl::detail {
 namespace {
@@ -29,13 +30,15 @@ __device__ bool quad_at(const VoxelGrid& grid, std::uint32_t first_slice, Quad* 
 // Initialization: each thread needs the start of the run that reaches its quad, that is the
 // voxel after the last background voxel of the quads before it in the segment: an exclusive
 // maximum-scan over the warp's threads with shuffles.
-__global__ void initialize(const std::uint8_t* mask, VoxelGrid grid, std::uint32_t first_slice,
+template <class Voxels>
+__global__ void initialize(Voxels voxels, VoxelGrid grid, std::uint32_t first_slice,
                            kernels3d::UfInitialize step) {
   Quad quad;
   const bool inside = quad_at(grid, first_slice, &quad);
-  const std::uint32_t foreground = inside ? kernels3d::quad_foreground(mask, quad) : 0;
+  const kernels3d::QuadRuns runs =
+      inside ? kernels3d::quad_runs(voxels, quad) : kernels3d::QuadRuns{};
   const std::uint32_t lane = threadIdx.x;
-  std::uint32_t latest = inside ? kernels3d::run_start_after(quad, foreground, 0) : 0;
+  std::uint32_t latest = inside ? kernels3d::run_start_after(quad, runs, 0) : 0;
   for (std::uint32_t distance = 1; distance < kWarp; distance *= 2) {
     const std::uint32_t before = __shfl_up_sync(0xFFFFFFFFu, latest, distance);
     if (lane >= distance) latest = max(latest, before);
@@ -43,7 +46,7 @@ __global__ void initialize(const std::uint8_t* mask, VoxelGrid grid, std::uint32
   std::uint32_t entering = __shfl_up_sync(0xFFFFFFFFu, latest, 1);
   const std::uint32_t segment_start = quad.first.index - lane * kVoxelsPerThread;
   entering = lane == 0 ? segment_start : max(entering, segment_start);
-  if (inside) step(quad, foreground, entering);
+  if (inside) step(quad, runs, entering);
 }
 
 template <class Step>
@@ -82,20 +85,19 @@ void launch_per_voxel(const VoxelGrid& grid, cudaStream_t stream, const Step& st
   });
 }
 
-}  // namespace
-
-LabelResult label_uf_3d_cuda(const DeviceLabelCall& call) {
-  const std::uint8_t* const mask = call.mask;
+template <class Voxels>
+LabelResult label_uf(const DeviceLabelCall& call, const Voxels& voxels) {
   std::uint32_t* const labels = call.labels;
   DeviceLabeling labeling(call);
   const cudaStream_t stream = labeling.stream();
   const VoxelGrid grid = kernels3d::make_voxel_grid(call.extent);
 
   launch_over_slices(grid, kVoxelsPerThread, [&](dim3 blocks, dim3 threads, std::uint32_t first) {
-    initialize<<<blocks, threads, 0, stream>>>(mask, grid, first, kernels3d::UfInitialize{labels});
+    initialize<<<blocks, threads, 0, stream>>>(voxels, grid, first,
+                                               kernels3d::UfInitialize{labels});
   });
   labeling.end_step(&StepTimings::initialization_ms);
-  kernels3d::with_merge_step(call.options.connectivity, mask, labels,
+  kernels3d::with_merge_step(call.options.connectivity, voxels, labels,
                              [&](const auto& merge) { launch_per_voxel(grid, stream, merge); });
   labeling.end_step(&StepTimings::merge_ms);
   launch_per_quad(grid, stream, kernels3d::UfCompress{labels, labeling.root_bitmap()});
@@ -106,6 +108,15 @@ LabelResult label_uf_3d_cuda(const DeviceLabelCall& call) {
       kernels3d::UfFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
+}
+
+}  // namespace
+
+LabelResult label_uf_3d_cuda(const DeviceLabelCall& call) {
+  if (call.input.label_map) {
+    return with_label_map(call.input, [&](const auto& voxels) { return label_uf(call, voxels); });
+  }
+  return label_uf(call, BinaryVoxels{call.mask});
 }
 
 }  // namespace volccl::detail

@@ -6,6 +6,7 @@
 #include "kernels3d/uf_logic_3d.h"
 #include "runtime/cpu_parallel.h"
 #include "runtime/labeler.h"
+#include "runtime/voxel_input.h"
 
 namespace volccl::detail {
 namespace {
@@ -48,7 +49,8 @@ void for_each_voxel(const VoxelGrid& grid, unsigned threads, const Step& step) {
 
 // Initialization: the start of the current run carried along the row, restarted with each
 // segment as on the GPU.
-void initialize(const std::uint8_t* mask, std::uint32_t* labels, const VoxelGrid& grid,
+template <class Voxels>
+void initialize(const Voxels& voxels, std::uint32_t* labels, const VoxelGrid& grid,
                 unsigned threads) {
   const kernels3d::UfInitialize step{labels};
   for_each_row(grid, threads, [&](std::uint32_t y, std::uint32_t z, std::uint32_t row_start) {
@@ -56,25 +58,23 @@ void initialize(const std::uint8_t* mask, std::uint32_t* labels, const VoxelGrid
     for (std::uint32_t x = 0; x < grid.nx; x += kVoxelsPerThread) {
       const Quad quad = quad_of_row(grid, x, y, z, row_start);
       if (x % kSegment == 0) run_start = quad.first.index;
-      const std::uint32_t foreground = kernels3d::quad_foreground(mask, quad);
-      step(quad, foreground, run_start);
-      run_start = kernels3d::run_start_after(quad, foreground, run_start);
+      const kernels3d::QuadRuns runs = kernels3d::quad_runs(voxels, quad);
+      step(quad, runs, run_start);
+      run_start = kernels3d::run_start_after(quad, runs, run_start);
     }
   });
 }
 
-}  // namespace
-
-LabelResult label_uf_3d_cpu(const HostLabelCall& call) {
-  const std::uint8_t* const mask = call.mask;
+template <class Voxels>
+LabelResult label_uf(const HostLabelCall& call, const Voxels& voxels) {
   std::uint32_t* const labels = call.labels;
   HostLabeling labeling(call.extent, call.options);
   const VoxelGrid grid = kernels3d::make_voxel_grid(call.extent);
   const unsigned threads = labeling.threads();
 
-  initialize(mask, labels, grid, threads);
+  initialize(voxels, labels, grid, threads);
   labeling.end_step(&StepTimings::initialization_ms);
-  kernels3d::with_merge_step(call.options.connectivity, mask, labels,
+  kernels3d::with_merge_step(call.options.connectivity, voxels, labels,
                              [&](const auto& merge) { for_each_voxel(grid, threads, merge); });
   labeling.end_step(&StepTimings::merge_ms);
   for_each_quad(grid, threads, kernels3d::UfCompress{labels, labeling.root_bitmap()});
@@ -85,6 +85,15 @@ LabelResult label_uf_3d_cpu(const HostLabelCall& call) {
       kernels3d::UfFinalLabeling{labels, labeling.root_bitmap(), labeling.words_before()});
   labeling.end_step(&StepTimings::final_labeling_ms);
   return labeling.finish();
+}
+
+}  // namespace
+
+LabelResult label_uf_3d_cpu(const HostLabelCall& call) {
+  if (call.input.label_map) {
+    return with_label_map(call.input, [&](const auto& voxels) { return label_uf(call, voxels); });
+  }
+  return label_uf(call, BinaryVoxels{call.mask});
 }
 
 }  // namespace volccl::detail

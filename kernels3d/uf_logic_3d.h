@@ -14,6 +14,9 @@
 // Keys are raster indices and each voxel's parent lives at its own voxel of the label image, so
 // Find needs no arithmetic; Union links the larger root under the smaller, so every root is its
 // component's first voxel and raster_rank.h numbers the components as ITK and scipy do.
+// The steps read the input through runtime/voxel_input.h, so label maps take the same path: a
+// run is then a stretch of one value, and "foreground neighbour" reads "neighbour of the voxel's
+// value". Equality is transitive, so every skipped Union below stays implied by others.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include "runtime/host_device.h"
 #include "runtime/raster_rank.h"
 #include "runtime/union_find.h"
+#include "runtime/voxel_input.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels3d {
@@ -58,21 +62,37 @@ struct Quad {
   std::uint32_t count;  // 1..4, fewer at the end of a row
 };
 
-// Bit j set when voxel j of the quad is foreground.
-VOLCCL_HD std::uint32_t quad_foreground(const std::uint8_t* mask, const Quad& quad) {
+// Where runs begin and end in a quad: bit j of `foreground` when voxel j is foreground, bit j of
+// `value_starts` when it is foreground, follows a foreground voxel of the row and does not join
+// it (label maps only: in a mask every run starts after a background voxel).
+struct QuadRuns {
   std::uint32_t foreground = 0;
+  std::uint32_t value_starts = 0;
+};
+
+template <class Voxels>
+VOLCCL_HD QuadRuns quad_runs(const Voxels& voxels, const Quad& quad) {
+  QuadRuns runs;
   for (std::uint32_t j = 0; j < quad.count; ++j) {
-    foreground |= std::uint32_t{mask[quad.first.index + j] != 0} << j;
+    const std::uint32_t index = quad.first.index + j;
+    const bool foreground = voxels.foreground(index);
+    runs.foreground |= std::uint32_t{foreground} << j;
+    if (Voxels::kValuesSplitRuns && foreground && quad.first.x + j > 0 &&
+        voxels.foreground(index - 1) && !voxels.joins(index, index - 1)) {
+      runs.value_starts |= std::uint32_t{1} << j;
+    }
   }
-  return foreground;
+  return runs;
 }
 
 // The start of the run that reaches past the quad, given the start of the run reaching its first
-// voxel: the voxel after its last background voxel, or `entering` when it has none.
-VOLCCL_HD std::uint32_t run_start_after(const Quad& quad, std::uint32_t foreground,
+// voxel: the voxel after its last background voxel or its last voxel that starts a run of its
+// value, or `entering` when it has neither.
+VOLCCL_HD std::uint32_t run_start_after(const Quad& quad, const QuadRuns& runs,
                                         std::uint32_t entering) {
   for (std::uint32_t j = 0; j < quad.count; ++j) {
-    if (((foreground >> j) & 1) == 0) entering = quad.first.index + j + 1;
+    if (((runs.foreground >> j) & 1) == 0) entering = quad.first.index + j + 1;
+    if ((runs.value_starts >> j) & 1) entering = quad.first.index + j;
   }
   return entering;
 }
@@ -117,9 +137,12 @@ VOLCCL_HD std::uint32_t offset(const VoxelGrid& grid, int dx, int dy, int dz) {
          static_cast<std::uint32_t>(dz) * grid.slice;
 }
 
-VOLCCL_HD bool foreground_at(const std::uint8_t* mask, const VoxelGrid& grid, const Voxel& voxel,
-                             int dx, int dy, int dz) {
-  return inside(grid, voxel, dx, dy, dz) && mask[voxel.index + offset(grid, dx, dy, dz)] != 0;
+// Whether the neighbour at (dx, dy, dz) exists and joins the foreground `voxel`.
+template <class Voxels>
+VOLCCL_HD bool joins_at(const Voxels& voxels, const VoxelGrid& grid, const Voxel& voxel, int dx,
+                        int dy, int dz) {
+  return inside(grid, voxel, dx, dy, dz) &&
+         voxels.joins(voxel.index, voxel.index + offset(grid, dx, dy, dz));
 }
 
 // --- per-voxel steps ---------------------------------------------------------------------------
@@ -129,11 +152,11 @@ VOLCCL_HD bool foreground_at(const std::uint8_t* mask, const VoxelGrid& grid, co
 // with a scan over the warp's threads, the CPU with a loop along the row).
 struct UfInitialize {
   std::uint32_t* labels;
-  VOLCCL_HD void operator()(const Quad& quad, std::uint32_t foreground,
-                            std::uint32_t run_start) const {
+  VOLCCL_HD void operator()(const Quad& quad, const QuadRuns& runs, std::uint32_t run_start) const {
     for (std::uint32_t j = 0; j < quad.count; ++j) {
       const std::uint32_t index = quad.first.index + j;
-      if ((foreground >> j) & 1) {
+      if ((runs.value_starts >> j) & 1) run_start = index;
+      if ((runs.foreground >> j) & 1) {
         labels[index] = run_start;
       } else {
         labels[index] = kNoParent;
@@ -146,27 +169,27 @@ struct UfInitialize {
 // Merge: the Unions this voxel's thread is responsible for (see the file comment); one thread a
 // voxel, since its Find walks are latency-bound and want every thread the GPU can keep. The
 // connectivity is a template argument so that the loop over directions unrolls into constants.
-template <int Connectivity>
+template <int Connectivity, class Voxels>
 struct UfMerge {
-  const std::uint8_t* mask;
+  Voxels voxels;
   std::uint32_t* labels;
 
   VOLCCL_HD void operator()(const VoxelGrid& grid, const Voxel& voxel) const {
-    if (mask[voxel.index] == 0) return;
+    if (!voxels.foreground(voxel.index)) return;
     const VoxelForest forest{labels};
     std::uint32_t node = voxel.index;
-    const bool left = foreground_at(mask, grid, voxel, -1, 0, 0);
+    const bool left = joins_at(voxels, grid, voxel, -1, 0, 0);
     if (left && voxel.x % kSegment == 0) node = detail::unite(forest, node, voxel.index - 1);
     bool face_foreground[kFaceDirections] = {false, false, false, false};
     constexpr int kDirections = lower_direction_count(Connectivity);
     VOLCCL_UNROLL
     for (int d = 0; d < kDirections; ++d) {
       const int dx = direction_dx(d), dy = direction_dy(d), dz = direction_dz(d);
-      if (!foreground_at(mask, grid, voxel, dx, dy, dz)) continue;
+      if (!joins_at(voxels, grid, voxel, dx, dy, dz)) continue;
       if (d < kFaceDirections) {
         face_foreground[d] = true;
         // The voxel on the left unites with the neighbour's left voxel, its run holds ours.
-        if (left && foreground_at(mask, grid, voxel, dx - 1, dy, dz)) continue;
+        if (left && joins_at(voxels, grid, voxel, dx - 1, dy, dz)) continue;
       } else if (dx < 0 ? left : face_foreground[direction_face(d)]) {
         // dx = -1: the voxel on the left links to it through the face direction;
         // dx = +1: our own face neighbour lies in the same run as it.
@@ -179,18 +202,18 @@ struct UfMerge {
 
 // Calls run(merge) with the Merge step of `connectivity` (6, 18 or 26), for the drivers that
 // launch or loop over it.
-template <class Run>
-void with_merge_step(int connectivity, const std::uint8_t* mask, std::uint32_t* labels,
+template <class Voxels, class Run>
+void with_merge_step(int connectivity, const Voxels& voxels, std::uint32_t* labels,
                      const Run& run) {
   switch (connectivity) {
     case 6:
-      run(UfMerge<6>{mask, labels});
+      run(UfMerge<6, Voxels>{voxels, labels});
       return;
     case 18:
-      run(UfMerge<18>{mask, labels});
+      run(UfMerge<18, Voxels>{voxels, labels});
       return;
     default:
-      run(UfMerge<26>{mask, labels});
+      run(UfMerge<26, Voxels>{voxels, labels});
   }
 }
 

@@ -17,18 +17,20 @@ class LateBeforeCount;  // runtime/late_moments.h
 // A labeling in host memory. `options.algorithm` is resolved (never automatic) and
 // `options.connectivity` is one the algorithm takes for the call's dimension.
 struct HostLabelCall {
-  const std::uint8_t* mask;
+  const std::uint8_t* mask;  // a binary mask; null when `input` is a label map
   Extent3 extent;
   std::uint32_t* labels;
   LabelOptions options;
   // Not null: the labeler gathers the moments into it while it labels (the Early strategy of LE
   // and TM); the others leave it alone and the caller measures after them.
   std::vector<ComponentMoments>* early_statistics = nullptr;
+  // A label map, for the labelers that take one (AlgorithmEntry::inputs); else the mask.
+  LabelInput input = {};
 };
 
 // A labeling in device memory, enqueued on `stream` (a cudaStream_t).
 struct DeviceLabelCall {
-  const std::uint8_t* mask;
+  const std::uint8_t* mask;  // a binary mask; null when `input` is a label map
   Extent3 extent;
   std::uint32_t* labels;
   LabelOptions options;
@@ -40,6 +42,8 @@ struct DeviceLabelCall {
   // Not null: the Late pass the labeling enqueues after its final labeling and before its host
   // waits for the count (DeviceLabeling::finish).
   LateBeforeCount* late_before_count = nullptr;
+  // A label map, for the labelers that take one (AlgorithmEntry::inputs); else the mask.
+  LabelInput input = {};
 };
 
 using HostLabeler = LabelResult (*)(const HostLabelCall& call);

@@ -49,9 +49,12 @@ std::vector<Offset> neighbour_offsets(Extent3 extent, int connectivity) {
   return offsets;
 }
 
-}  // namespace
-
-ReferenceLabels reference_label(const std::uint8_t* mask, Extent3 extent, int connectivity) {
+// Breadth-first search from each unlabeled foreground voxel in raster order, so each component
+// is numbered at its first voxel; `joins(a, b)` says whether the foreground voxel a and its
+// neighbour b belong together.
+template <class Foreground, class Joins>
+ReferenceLabels breadth_first_labels(Extent3 extent, int connectivity, const Foreground& foreground,
+                                     const Joins& joins) {
   const std::vector<Offset> offsets = neighbour_offsets(extent, connectivity);
   const auto size_x = static_cast<std::int64_t>(extent.x);
   const auto size_y = static_cast<std::int64_t>(extent.y);
@@ -59,9 +62,8 @@ ReferenceLabels reference_label(const std::uint8_t* mask, Extent3 extent, int co
   ReferenceLabels result;
   result.labels.assign(extent.voxel_count(), 0);
   std::vector<std::int64_t> queue;
-  // Seeds are met in raster order, so each component is numbered at its first voxel.
   for (std::int64_t seed = 0; seed < size_x * size_y * size_z; ++seed) {
-    if (mask[seed] == 0 || result.labels[seed] != 0) continue;
+    if (!foreground(seed) || result.labels[seed] != 0) continue;
     const std::uint32_t label = ++result.component_count;
     result.labels[seed] = label;
     queue.assign(1, seed);
@@ -74,13 +76,30 @@ ReferenceLabels reference_label(const std::uint8_t* mask, Extent3 extent, int co
         const std::int64_t nx = x + offset.x, ny = y + offset.y, nz = z + offset.z;
         if (nx < 0 || ny < 0 || nz < 0 || nx >= size_x || ny >= size_y || nz >= size_z) continue;
         const std::int64_t neighbour = (nz * size_y + ny) * size_x + nx;
-        if (mask[neighbour] == 0 || result.labels[neighbour] != 0) continue;
+        if (!joins(voxel, neighbour) || result.labels[neighbour] != 0) continue;
         result.labels[neighbour] = label;
         queue.push_back(neighbour);
       }
     }
   }
   return result;
+}
+
+}  // namespace
+
+ReferenceLabels reference_label(const std::uint8_t* mask, Extent3 extent, int connectivity) {
+  return breadth_first_labels(
+      extent, connectivity, [mask](std::int64_t voxel) { return mask[voxel] != 0; },
+      [mask](std::int64_t, std::int64_t neighbour) { return mask[neighbour] != 0; });
+}
+
+ReferenceLabels reference_label_map(const std::vector<std::int64_t>& values, Extent3 extent,
+                                    int connectivity, std::int64_t background) {
+  return breadth_first_labels(
+      extent, connectivity, [&](std::int64_t voxel) { return values[voxel] != background; },
+      [&](std::int64_t voxel, std::int64_t neighbour) {
+        return values[neighbour] == values[voxel];
+      });
 }
 
 }  // namespace volccl::test

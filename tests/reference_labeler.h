@@ -24,4 +24,10 @@ inline ReferenceLabels reference_label(const std::vector<std::uint8_t>& mask, Ex
   return reference_label(mask.data(), extent, connectivity);
 }
 
+// Labels a label map: every connected region of equal value other than `background` is a
+// component, numbered as above. The values are widened to int64 (their bits, so every 64-bit
+// value keeps its identity).
+ReferenceLabels reference_label_map(const std::vector<std::int64_t>& values, Extent3 extent,
+                                    int connectivity, std::int64_t background);
+
 }  // namespace volccl::test

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -79,6 +80,10 @@ struct LabelRequest {
   std::string algorithm = to_string(LabelOptions{}.algorithm);
   std::string device = "auto";
   Foreground foreground;
+  // Every connected region of equal value is a component (a label map); voxels of
+  // `background` are left unlabeled. With --label V only the voxels of V are labeled.
+  bool multi_label = false;
+  std::string background = "0";
   RelabelOptions relabeling;
   std::string output_type = "auto";
   std::string stats;  // empty: no statistics file
@@ -266,6 +271,20 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
           ->type_name("V");
   otsu->excludes(threshold)->excludes(value);
   threshold->excludes(value);
+  CLI::Option* multi_label = label.add_flag(
+      "--multi-label", request.multi_label,
+      "INPUT is a label map (a segmentation of integer values): every connected region of equal "
+      "value is a component, as cc3d.connected_components (its default) and "
+      "skimage.measure.label label them; voxels of the --background value are not labeled. "
+      "Without it every non-zero voxel is foreground and neighbours of different values join, as "
+      "in ITK's ConnectedComponentImageFilter and cc3d's binary_image=True");
+  label
+      .add_option("--background", request.background,
+                  "--multi-label: the value left unlabeled (default 0); an integer in the range "
+                  "of INPUT's voxel type")
+      ->type_name("V")
+      ->needs(multi_label);
+  multi_label->excludes(otsu)->excludes(threshold);
 
   label
       .add_option("--min-size", request.relabeling.minimum_size,
@@ -436,9 +455,67 @@ LabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimension>*
   }
 }
 
-// Reads INPUT as TPixel voxels (its own type: no rounding), binarizes it and labels it.
+// --background's text as a value of TPixel; refuses text that is not an integer in its range.
+template <typename TPixel>
+TPixel ParseBackground(const std::string& text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = negative ? text.substr(1) : text;
+  std::uint64_t magnitude = 0;
+  bool valid = !digits.empty() && (digits.size() == 1 || digits[0] != '0');
+  for (const char c : digits) {
+    const unsigned digit = static_cast<unsigned>(c - '0');
+    if (digit > 9 || magnitude > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+      valid = false;
+      break;
+    }
+    magnitude = magnitude * 10 + digit;
+  }
+  using Limits = std::numeric_limits<TPixel>;
+  // |min| computed without overflow: -(min + 1) fits, then one more.
+  const std::uint64_t lowest_magnitude =
+      Limits::is_signed ? static_cast<std::uint64_t>(-(Limits::min() + 1)) + 1 : 0;
+  const bool in_range = negative ? Limits::is_signed && magnitude <= lowest_magnitude
+                                 : magnitude <= static_cast<std::uint64_t>(Limits::max());
+  if (!valid || !in_range) {
+    throw CommandError("--background " + text + ": not a whole number from " +
+                       std::to_string(+Limits::min()) + " to " + std::to_string(+Limits::max()) +
+                       ", the range of INPUT's voxels");
+  }
+  // Two's complement: the value -magnitude has the bits of 0 - magnitude.
+  return negative ? static_cast<TPixel>(std::uint64_t{0} - magnitude)
+                  : static_cast<TPixel>(magnitude);
+}
+
+// Labels a label map, as LabelWithFallback a mask.
+template <typename TPixel, unsigned VDimension>
+LabeledImage<VDimension> LabelEachValueWithFallback(const itk::Image<TPixel, VDimension>* image,
+                                                    LabelOptions options, bool measure, bool quiet,
+                                                    TPixel background) {
+  try {
+    return detail::LabelImage(image, options, background, measure, true);
+  } catch (const OutOfDeviceMemory& error) {
+    if (options.backend != Backend::automatic) throw;
+    if (!quiet) {
+      std::cerr << "volccl: " << OneLine(error.what()) << "; labeling on the CPU instead\n";
+    }
+    options.backend = Backend::cpu;
+    return detail::LabelImage(image, options, background, measure, true);
+  }
+}
+
+// A labeling, and for a label map what reads each component's value off the input (which it
+// keeps) once the components are final.
+template <unsigned VDimension>
+struct LabeledInput {
+  LabeledImage<VDimension> labeled;
+  std::function<vtk_output::ComponentValues(const std::uint32_t* labels, std::uint32_t count)>
+      values_of;
+};
+
+// Reads INPUT as TPixel voxels (its own type: no rounding), binarizes it (a mask) or not (a label
+// map) and labels it.
 template <unsigned VDimension, typename TPixel>
-LabeledImage<VDimension> ReadAndLabel(const InputInformation& information,
+LabeledInput<VDimension> ReadAndLabel(const InputInformation& information,
                                       const LabelRequest& request, Progress& progress,
                                       CommandTimings& timings) {
   detail::StepClock stopwatch;
@@ -448,9 +525,32 @@ LabeledImage<VDimension> ReadAndLabel(const InputInformation& information,
   timings.read_ms = stopwatch.lap();
   const LabelOptions options = MakeLabelOptions(request);
   const std::string labeling = request.Measures() ? "labeling and measuring" : "labeling";
+  if (request.multi_label && request.foreground.rule == Foreground::Rule::nonzero) {
+    if constexpr (std::is_integral<TPixel>::value) {
+      progress.Start(labeling);
+      LabeledInput<VDimension> result;
+      result.labeled =
+          LabelEachValueWithFallback(image.GetPointer(), options, request.Measures(), request.quiet,
+                                     ParseBackground<TPixel>(request.background));
+      result.values_of = [image](const std::uint32_t* labels, std::uint32_t count) {
+        const auto& size = image->GetBufferedRegion().GetSize();
+        const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
+        const std::vector<TPixel> found =
+            component_values(image->GetBufferPointer(), extent, labels, count);
+        vtk_output::ComponentValues values;
+        values.is_unsigned = !std::is_signed<TPixel>::value;
+        values.values.assign(found.begin(), found.end());
+        return values;
+      };
+      return result;
+    } else {
+      throw CommandError("--multi-label: INPUT " + Quoted(request.input) +
+                         " holds floating-point voxels; a label map holds integers");
+    }
+  }
   if (request.foreground.rule == Foreground::Rule::nonzero) {
     progress.Start(labeling);
-    return LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet);
+    return {LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet), {}};
   }
   progress.Start(request.foreground.rule == Foreground::Rule::otsu ? "thresholding (Otsu)"
                                                                    : "selecting the foreground");
@@ -458,7 +558,7 @@ LabeledImage<VDimension> ReadAndLabel(const InputInformation& information,
   image = nullptr;  // frees the input before the labels are allocated
   timings.binarize_ms = stopwatch.lap();
   progress.Start(labeling);
-  return LabelWithFallback(mask.GetPointer(), options, request.Measures(), request.quiet);
+  return {LabelWithFallback(mask.GetPointer(), options, request.Measures(), request.quiet), {}};
 }
 
 // ---- writing ----------------------------------------------------------------------------------
@@ -538,6 +638,7 @@ class VtkDirectory {
     if (made_ && !fs::create_directory(directory, error)) {
       throw CommandError("cannot make --vtk " + Quoted(directory) + ": " + error.message());
     }
+    if (made_) RemoveOnInterrupt(directory);
     staging_.emplace(directory, "volccl-vtk");
   }
   VtkDirectory(const VtkDirectory&) = delete;
@@ -634,11 +735,11 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
 
   Progress progress(!request.quiet && (request.progress || StderrIsTerminal()));
   CommandTimings timings;
-  LabeledImage<VDimension> labeled = VisitPixelType(information, [&](auto pixel) {
+  LabeledInput<VDimension> labeled_input = VisitPixelType(information, [&](auto pixel) {
     return ReadAndLabel<VDimension, decltype(pixel)>(information, request, progress, timings);
   });
+  LabeledImage<VDimension>& labeled = labeled_input.labeled;
   std::uint32_t* labels = labeled.Labels->GetBufferPointer();
-    if (made_) RemoveOnInterrupt(directory);
   const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
   const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
   detail::StepClock stopwatch;
@@ -663,17 +764,23 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
   if (request.Measures()) {
     shapes = DescribeComponents(labeled.Moments, labeled.Geometry, VDimension);
   }
+  std::optional<vtk_output::ComponentValues> values;
+  if (labeled_input.values_of && request.Measures()) {
+    values = labeled_input.values_of(labels, labeled.Result.component_count);
+  }
+  const vtk_output::ComponentValues* component_values = values ? &*values : nullptr;
   if (stats_staging) {
     progress.Start("writing " + Quoted(request.stats));
     WriteStatsTable(shapes, VDimension, request.stats,
                     stats_staging->Staged(fs::path(request.stats).filename()),
-                    "--stats " + Quoted(request.stats));
+                    "--stats " + Quoted(request.stats), component_values);
     timings.stats_write_ms = stopwatch.lap();
   }
   if (vtk_directory) {
     progress.Start(std::string("writing the ParaView scene") +
                    (request.surfaces ? " and surfaces" : "") + " to " + Quoted(request.vtk));
-    const vtk_output::LabelVolume volume{labels, extent, VDimension, labeled.Geometry};
+    const vtk_output::LabelVolume volume{labels, extent, VDimension, labeled.Geometry,
+                                         component_values};
     vtk_output::Options options;
     options.label_data =
         request.vtk_labels == "cell" ? vtk_output::LabelData::cell : vtk_output::LabelData::point;
@@ -688,6 +795,7 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
   }
   progress.Finish();
 
+  const CommitSection commit(request.input, request.force);
   if (output_staging) output_staging->Commit(request.input, request.force);
   if (stats_staging) stats_staging->Commit(request.input, request.force);
   if (vtk_directory) vtk_directory->Commit(request.input, request.force);
@@ -711,6 +819,12 @@ class LabelCommand : public Command {
         const std::string refusal = Refusal(MakeLabelOptions(request_));
         if (!refusal.empty()) throw CLI::ValidationError(refusal);
       }
+      const Algorithm algorithm = parse_algorithm(request_.algorithm);
+      if (request_.multi_label && !supports_label_maps(algorithm)) {
+        throw CLI::ValidationError("--multi-label: " + to_string(algorithm) +
+                                   " labels binary masks only; use auto or an algorithm that "
+                                   "takes label maps (docs/cli.md)");
+      }
     });
   }
 
@@ -730,6 +844,7 @@ class LabelCommand : public Command {
     }
     if (!request.vtk.empty()) CheckVtkDirectory(request.vtk, request.input, request.force);
     const InputInformation information = ReadInputInformation(request.input, "INPUT");
+    if (!request.output.empty()) CheckOutputHoldsVolume(request.output, information.extent.z);
     CheckReadable(information, sizeof(std::uint32_t) + sizeof(std::uint8_t));
     LabelRequest resolved = request;
     resolved.connectivity = ResolveConnectivity(request, information);
@@ -751,5 +866,3 @@ std::unique_ptr<Command> AddLabelCommand(CLI::App& app) {
 }
 
 }  // namespace volccl::cli
-    if (!request.output.empty()) CheckOutputHoldsVolume(request.output, information.extent.z);
-  const CommitSection commit(request.input, request.force);

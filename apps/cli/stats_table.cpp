@@ -18,8 +18,10 @@ constexpr int kTermIndices3[] = {0, 1, 2, 3, 4, 5};
 constexpr const char* kTerms2[] = {"xx", "yy", "xy"};
 constexpr int kTermIndices2[] = {0, 1, 3};
 
-std::vector<std::string> Columns(unsigned dimension) {
-  std::vector<std::string> columns = {"label", "count", "physical_size"};
+std::vector<std::string> Columns(unsigned dimension, bool with_values) {
+  std::vector<std::string> columns = {"label"};
+  if (with_values) columns.push_back("value");
+  for (const char* column : {"count", "physical_size"}) columns.push_back(column);
   for (unsigned i = 0; i < dimension; ++i) columns.push_back(std::string("centroid_") + kAxes[i]);
   for (unsigned i = 0; i < dimension; ++i) {
     columns.push_back(std::string("centroid_index_") + kAxes[i]);
@@ -45,9 +47,16 @@ std::vector<std::string> Columns(unsigned dimension) {
 }
 
 // The values of Columns() for one label.
-std::vector<std::string> Row(std::uint32_t label, const ComponentShape& shape, unsigned dimension) {
-  std::vector<std::string> row = {std::to_string(label), std::to_string(shape.count),
-                                  Number(shape.physical_size)};
+std::vector<std::string> Row(std::uint32_t label, const ComponentShape& shape, unsigned dimension,
+                             const vtk_output::ComponentValues* values) {
+  std::vector<std::string> row = {std::to_string(label)};
+  if (values != nullptr) {
+    const std::int64_t value = values->values.at(label - 1);
+    row.push_back(values->is_unsigned ? std::to_string(static_cast<std::uint64_t>(value))
+                                      : std::to_string(value));
+  }
+  row.push_back(std::to_string(shape.count));
+  row.push_back(Number(shape.physical_size));
   for (unsigned i = 0; i < dimension; ++i) row.push_back(Number(shape.centroid[i]));
   for (unsigned i = 0; i < dimension; ++i) row.push_back(Number(shape.centroid_index[i]));
   const unsigned terms = dimension == 3 ? 6 : 3;
@@ -83,9 +92,10 @@ std::vector<ComponentShape> DescribeComponents(const std::vector<ComponentMoment
 }
 
 void WriteStatsTable(const std::vector<ComponentShape>& shapes, unsigned dimension,
-                     const fs::path& format_of, const fs::path& staged, const std::string& named) {
+                     const fs::path& format_of, const fs::path& staged, const std::string& named,
+                     const vtk_output::ComponentValues* values) {
   std::ofstream file(staged);
-  const std::vector<std::string> columns = Columns(dimension);
+  const std::vector<std::string> columns = Columns(dimension, values != nullptr);
   const bool json = format_of.extension() == ".json";
   if (json) {
     file << "{\"dimension\": " << dimension << ", \"columns\": [";
@@ -101,7 +111,7 @@ void WriteStatsTable(const std::vector<ComponentShape>& shapes, unsigned dimensi
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     if (shapes[i].count == 0) continue;
     const std::vector<std::string> row =
-        Row(static_cast<std::uint32_t>(i + 1), shapes[i], dimension);
+        Row(static_cast<std::uint32_t>(i + 1), shapes[i], dimension, values);
     if (json) file << (first ? "\n  [" : ",\n  [");
     first = false;
     for (std::size_t c = 0; c < row.size(); ++c) file << (c ? (json ? ", " : ",") : "") << row[c];

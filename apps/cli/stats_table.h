@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "volccl/statistics.h"
+#include "vtk_output.h"
 
 namespace volccl::cli {
 
@@ -17,9 +18,10 @@ std::vector<ComponentShape> DescribeComponents(const std::vector<ComponentMoment
 // Writes one row per label that has voxels (a label image from elsewhere may skip some) to
 // `staged`, as JSON when `format_of` ends in .json, else as CSV. Throws CommandError naming
 // `named` when the file cannot be written.
+// `values` (label maps): a "value" column after "label".
 void WriteStatsTable(const std::vector<ComponentShape>& shapes, unsigned dimension,
                      const std::filesystem::path& format_of, const std::filesystem::path& staged,
-                     const std::string& named);
+                     const std::string& named, const vtk_output::ComponentValues* values = nullptr);
 
 // `what` names the file in messages: "--stats" (volccl label) or "OUTPUT" (volccl stats):
 // it must end in .csv or .json, differ from `output` and pass CheckWritableFile.

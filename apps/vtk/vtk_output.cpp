@@ -30,6 +30,7 @@
 #include <vtkPolyData.h>
 #include <vtkPolyDataAlgorithm.h>
 #include <vtkSmartPointer.h>
+#include <vtkTypeInt64Array.h>
 #include <vtkTypeUInt32Array.h>
 #include <vtkTypeUInt64Array.h>
 #include <vtkUnsignedCharArray.h>
@@ -208,6 +209,37 @@ vtkSmartPointer<Array> AddArray(vtkPointData* point_data, const char* name, int 
   return array;
 }
 
+// The array "value" of a label map's components, int64 or uint64 as the input's type is signed or
+// not; `rows` tuples to be set with SetValueOfRow.
+class ValueArray {
+ public:
+  explicit ValueArray(const ComponentValues* values) : values_(values) {
+    if (values_ == nullptr) return;
+    if (values_->is_unsigned) {
+      array_ = vtkSmartPointer<vtkTypeUInt64Array>::New();
+    } else {
+      array_ = vtkSmartPointer<vtkTypeInt64Array>::New();
+    }
+    array_->SetName("value");
+  }
+  vtkDataArray* Array() const { return array_; }
+  // Appends the value of `label`.
+  void Append(std::uint32_t label) {
+    if (values_ == nullptr) return;
+    const std::int64_t value = values_->values.at(label - 1);
+    if (values_->is_unsigned) {
+      static_cast<vtkTypeUInt64Array*>(array_.Get())
+          ->InsertNextValue(static_cast<std::uint64_t>(value));
+    } else {
+      static_cast<vtkTypeInt64Array*>(array_.Get())->InsertNextValue(value);
+    }
+  }
+
+ private:
+  const ComponentValues* values_;
+  vtkSmartPointer<vtkDataArray> array_;
+};
+
 // The semi-axes of the solid ellipsoid (ellipse) with the principal moments `lambda`: a solid
 // ellipsoid's variance along a semi-axis r is r^2 / 5, a solid ellipse's r^2 / 4.
 std::array<double, 3> EllipsoidRadii(const ComponentShape& shape, unsigned dimension) {
@@ -221,7 +253,7 @@ std::array<double, 3> EllipsoidRadii(const ComponentShape& shape, unsigned dimen
 
 // components.vtp
 void WriteComponents(const fs::path& path, const std::vector<ComponentShape>& shapes,
-                     unsigned dimension) {
+                     unsigned dimension, const ComponentValues* values) {
   const auto rows = static_cast<vtkIdType>(std::count_if(
       shapes.begin(), shapes.end(), [](const ComponentShape& s) { return s.count != 0; }));
   vtkNew<vtkPolyData> components;
@@ -243,6 +275,8 @@ void WriteComponents(const fs::path& path, const std::vector<ComponentShape>& sh
   auto ellipsoid = AddArray<vtkDoubleArray>(point_data, "ellipsoid", 9, rows);
   point_data->SetScalars(label);
   point_data->SetTensors(ellipsoid);
+  ValueArray value(values);
+  if (value.Array() != nullptr) point_data->AddArray(value.Array());
 
   vtkIdType row = 0;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -251,6 +285,7 @@ void WriteComponents(const fs::path& path, const std::vector<ComponentShape>& sh
     centroids->SetPoint(row, shape.centroid.data());
     vertices->InsertNextCell(1, &row);
     label->SetValue(row, static_cast<std::uint32_t>(i + 1));
+    value.Append(static_cast<std::uint32_t>(i + 1));
     count->SetValue(row, shape.count);
     physical_size->SetValue(row, shape.physical_size);
     const std::array<double, 3> r = EllipsoidRadii(shape, dimension);
@@ -317,6 +352,7 @@ void WriteSurfaces(const fs::path& path, const LabelVolume& volume, const ImageG
   vtkNew<vtkCellArray> cells;
   vtkNew<vtkTypeUInt32Array> cell_labels;
   cell_labels->SetName("label");
+  ValueArray cell_values(volume.values);
 
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const ComponentShape& shape = shapes[i];
@@ -390,6 +426,7 @@ void WriteSurfaces(const fs::path& path, const LabelVolume& volume, const ImageG
     cells->Append(surface_cells, first_point);
     for (vtkIdType c = 0; c < surface_cells->GetNumberOfCells(); ++c) {
       cell_labels->InsertNextValue(label);
+      cell_values.Append(label);
     }
   }
 
@@ -402,6 +439,7 @@ void WriteSurfaces(const fs::path& path, const LabelVolume& volume, const ImageG
     surfaces->SetLines(cells);
   }
   surfaces->GetCellData()->SetScalars(cell_labels);
+  if (cell_values.Array() != nullptr) surfaces->GetCellData()->AddArray(cell_values.Array());
   vtkNew<vtkXMLPolyDataWriter> writer;
   WriteXml(writer, surfaces, path);
 }
@@ -438,7 +476,7 @@ WrittenFiles write(const fs::path& directory, const LabelVolume& volume,
   files.components = directory / kComponentsFile;
   files.collection = directory / kCollectionFile;
   WriteImage(files.image, volume, geometry, options.label_data);
-  WriteComponents(files.components, shapes, volume.dimension);
+  WriteComponents(files.components, shapes, volume.dimension, volume.values);
   if (options.surfaces) {
     files.surfaces = directory / kSurfacesFile;
     WriteSurfaces(files.surfaces, volume, geometry, shapes);

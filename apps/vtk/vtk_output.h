@@ -8,7 +8,8 @@
 // - labels.vti: the labels (uint32 array "labels", the active scalars) with the image's spacing,
 //   origin and direction, appended raw and zlib-compressed.
 // - components.vtp: one vertex per component at its physical centroid, with point arrays
-//   "label" (the active scalars), "count", "physical_size", "centroid_index",
+//   "label" (the active scalars), "value" (label maps: LabelVolume::values), "count",
+//   "physical_size", "centroid_index",
 //   "bounding_box_min", "bounding_box_max" (index space, inclusive), "principal_moments",
 //   "principal_axes" (row r is axis r), "ellipsoid_radii" and the tensor "ellipsoid" (the active
 //   tensors): the solid ellipsoid with the component's second moments, whose semi-axes are
@@ -20,10 +21,10 @@
 //   zero scale by 1e-6 of the largest).
 // - surfaces.vtp (Options::surfaces): per component of `shapes`, the triangles (contour lines in
 //   2D) of vtkDiscreteFlyingEdges3D (2D), halfway between the voxel centres inside and outside
-//   it, with point normals (3D) and the cell array "label". Each surface is computed within the
-//   component's bounding box padded by one background voxel, so surfaces are closed at the
-//   volume's border and the work is the sum of the boxes' volumes, not one pass over the whole
-//   volume per component.
+//   it, with point normals (3D) and the cell arrays "label" and (label maps) "value". Each surface
+//   is computed within the component's bounding box padded by one background voxel, so surfaces are
+//   closed at the volume's border and the work is the sum of the boxes' volumes, not one pass over
+//   the whole volume per component.
 // - volccl.pvd: a collection of the files above, by relative names.
 //
 // Everything is in physical space: physical = origin + direction * (index .* spacing). A 2D
@@ -40,11 +41,22 @@
 
 namespace volccl::vtk_output {
 
+// The values of a label map's components, as 64-bit integers: int64 for signed input types,
+// uint64 (the same bits) for unsigned ones.
+struct ComponentValues {
+  std::vector<std::int64_t> values;
+  bool is_unsigned = false;
+};
+
 struct LabelVolume {
   const std::uint32_t* labels = nullptr;  // x fastest, then y, then z; 0 background, 1..N
   Extent3 extent;                         // z == 1 for a 2D image
   unsigned dimension = 3;                 // 2 or 3
   ImageGeometry geometry;
+  // A label map's components: the value of each (element i for label i + 1), written as the
+  // array "value" of components.vtp (point data) and surfaces.vtp (cell data), so surfaces can be
+  // coloured by structure. Null for a mask.
+  const ComponentValues* values = nullptr;
 };
 
 // Where the labels live in labels.vti: on points, one per voxel centre (ITK's and ParaView's

@@ -147,31 +147,33 @@ nb::dict label_result(const volccl::LabelResult& result) {
   return out;
 }
 
-nb::dict label_into(const MaskArray& mask, const LabelArray& labels, int connectivity,
-                    const std::string& algorithm, const std::string& device, unsigned threads,
-                    std::uintptr_t stream, bool measure) {
-  require_same_place(mask, labels);
-  const Memory memory = memory_of(mask, "the mask");
-  const volccl::Extent3 extent = extent_of(mask, 0);
+// Labels `input` (in `array`'s memory) into `labels`.
+template <typename Array>
+nb::dict label_input_into(const Array& array, const volccl::LabelInput& input,
+                          const LabelArray& labels, int connectivity, const std::string& algorithm,
+                          const std::string& device, unsigned threads, std::uintptr_t stream,
+                          bool measure) {
+  require_same_place(array, labels);
+  const Memory memory = memory_of(array, input.label_map ? "the label map" : "the mask");
+  const volccl::Extent3 extent = extent_of(array, 0);
   const volccl::LabelOptions options =
       label_options(connectivity, algorithm, backend_for(memory, device), threads);
   volccl::LabelResult result;
   Moments moments;
   if (memory == Memory::host) {
     nb::gil_scoped_release unlocked;
-    result = measure ? volccl::label(mask.data(), extent, labels.data(), moments, options)
-                     : volccl::label(mask.data(), extent, labels.data(), options);
+    result = measure ? volccl::label(input, extent, labels.data(), moments, options)
+                     : volccl::label(input, extent, labels.data(), options);
   } else {
 #if defined(VOLCCL_HAS_CUDA)
     nb::gil_scoped_release unlocked;
     if (measure) {
       volccl::cuda::DeviceMoments table;
-      result = volccl::cuda::label(mask.data(), extent, labels.data(), table, options,
-                                   stream_pointer(stream));
+      result =
+          volccl::cuda::label(input, extent, labels.data(), table, options, stream_pointer(stream));
       moments = table.to_host();
     } else {
-      result =
-          volccl::cuda::label(mask.data(), extent, labels.data(), options, stream_pointer(stream));
+      result = volccl::cuda::label(input, extent, labels.data(), options, stream_pointer(stream));
     }
 #else
     (void)stream;
@@ -181,6 +183,45 @@ nb::dict label_into(const MaskArray& mask, const LabelArray& labels, int connect
   nb::dict out = label_result(result);
   if (measure) out["moments"] = moments_array(std::move(moments));
   return out;
+}
+
+nb::dict label_into(const MaskArray& mask, const LabelArray& labels, int connectivity,
+                    const std::string& algorithm, const std::string& device, unsigned threads,
+                    std::uintptr_t stream, bool measure) {
+  return label_input_into(mask, volccl::LabelInput::binary(mask.data()), labels, connectivity,
+                          algorithm, device, threads, stream, measure);
+}
+
+// The value type of an integer array's dtype.
+volccl::ValueType value_type_of(nb::dlpack::dtype dtype) {
+  const bool is_signed = dtype.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+  const bool is_unsigned = dtype.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt);
+  if ((is_signed || is_unsigned) && dtype.lanes == 1) {
+    switch (dtype.bits) {
+      case 8:
+        return is_signed ? volccl::ValueType::int8 : volccl::ValueType::uint8;
+      case 16:
+        return is_signed ? volccl::ValueType::int16 : volccl::ValueType::uint16;
+      case 32:
+        return is_signed ? volccl::ValueType::int32 : volccl::ValueType::uint32;
+      case 64:
+        return is_signed ? volccl::ValueType::int64 : volccl::ValueType::uint64;
+      default:
+        break;
+    }
+  }
+  throw nb::value_error("volccl: a label map holds 8-, 16-, 32- or 64-bit integers");
+}
+
+// `background`: the background value's bits as an unsigned 64-bit integer (Python reduces it
+// modulo 2^64).
+nb::dict label_map_into(const nb::ndarray<nb::c_contig>& values, const LabelArray& labels,
+                        std::uint64_t background, int connectivity, const std::string& algorithm,
+                        const std::string& device, unsigned threads, std::uintptr_t stream,
+                        bool measure) {
+  const volccl::LabelInput input{values.data(), value_type_of(values.dtype()), true, background};
+  return label_input_into(values, input, labels, connectivity, algorithm, device, threads, stream,
+                          measure);
 }
 
 nb::object measure_into(const ConstLabelArray& labels, std::uint32_t count,
@@ -364,6 +405,11 @@ NB_MODULE(_volccl, m) {
         "algorithm"_a, "device"_a, "threads"_a, "stream"_a, "measure"_a = false,
         "Labels a C-contiguous uint8 mask into a uint32 array of its shape on the mask's device; "
         "returns count, algorithm and backend, and the moments table when `measure`.");
+  m.def("label_map_into", &label_map_into, "values"_a.noconvert(), "labels"_a.noconvert(),
+        "background"_a, "connectivity"_a, "algorithm"_a, "device"_a, "threads"_a, "stream"_a,
+        "measure"_a = false,
+        "Labels a C-contiguous integer label map (every connected region of equal value other "
+        "than `background`, given as its bits modulo 2^64) into a uint32 array of its shape.");
   m.def("measure_into", &measure_into, "labels"_a.noconvert(), "count"_a, "device"_a, "threads"_a,
         "stream"_a, "The moments table of a label image (0 background, 1..count), on its device.");
   m.def("label_batch_into", &label_batch_into, "masks"_a.noconvert(), "labels"_a.noconvert(),

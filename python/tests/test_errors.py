@@ -40,10 +40,16 @@ def test_bad_out_dtype(volume, out_dtype):
         volccl.connected_components(volume, out_dtype=out_dtype)
 
 
-def test_multi_label_input_is_not_there_yet(volume):
-    with pytest.raises(NotImplementedError, match="binary_image=True"):
-        volccl.connected_components(volume, binary_image=False)
-    volccl.connected_components(volume, binary_image=True)
+def test_label_maps_refuse_nan_complex_and_mask_only_algorithms():
+    floats = np.ones((4, 5, 6), np.float32)
+    floats[1, 2, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        volccl.connected_components(floats)
+    assert volccl.connected_components(floats, binary_image=True).max() == 1
+    with pytest.raises(TypeError, match="label map"):
+        volccl.connected_components(np.ones((4, 5, 6), np.complex64), binary_image=False)
+    with pytest.raises(ValueError, match="label map"):
+        volccl.connected_components(np.ones((4, 5, 6), np.int32), algorithm="buf")
 
 
 @pytest.mark.skipif(volccl.cuda_available(), reason="a usable CUDA device is present")

@@ -1,6 +1,8 @@
 """CuPy, PyTorch and JAX arrays labeled on their GPU. Skipped unless one of them sees a CUDA
 device and this build of volccl has CUDA."""
 
+import functools
+
 import numpy as np
 import pytest
 from conftest import random_mask, scipy_labels
@@ -36,6 +38,9 @@ def _jax_on_gpu():
     except Exception:  # not installed, or no GPU backend
         return None
 
+
+# These tests compare GPU arrays with scipy's binary labels; label maps: test_label_maps.py.
+binary_components = functools.partial(volccl.connected_components, binary_image=True)
 
 cupy = _cupy()
 torch = _torch()
@@ -103,7 +108,7 @@ def test_cupy_labeled_in_place_without_a_host_copy(rng, monkeypatch, dtype, shap
         raise AssertionError("a device-to-host copy while labeling")
 
     monkeypatch.setattr(cupy, "asnumpy", no_transfer)
-    labels, count = volccl.connected_components(array, connectivity=connectivity, return_N=True)
+    labels, count = binary_components(array, connectivity=connectivity, return_N=True)
     monkeypatch.undo()
     assert isinstance(labels, cupy.ndarray) and labels.dtype == cupy.uint32
     assert labels.device.id == array.device.id and labels.flags.c_contiguous
@@ -117,10 +122,10 @@ def test_cupy_labeled_in_place_without_a_host_copy(rng, monkeypatch, dtype, shap
 def test_cupy_device_memory_stays_within_the_output(rng):
     host = random_mask(rng, (256, 256, 256), 0.3)
     array = cupy.asarray(host)
-    volccl.connected_components(array)  # volccl's pool keeps its scratch for the next call
+    binary_components(array)  # volccl's pool keeps its scratch for the next call
     cupy.cuda.Device().synchronize()
     free_before = cupy.cuda.runtime.memGetInfo()[0]
-    labels = volccl.connected_components(array)
+    labels = binary_components(array)
     cupy.cuda.Device().synchronize()
     dropped = free_before - cupy.cuda.runtime.memGetInfo()[0]
     assert dropped <= labels.nbytes + (64 << 20)
@@ -134,7 +139,7 @@ def test_cupy_non_default_stream(rng, monkeypatch):
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
         array = cupy.asarray(host) * 2  # produced on the stream, not waited for
-        labels = volccl.connected_components(array, connectivity=18)
+        labels = binary_components(array, connectivity=18)
         statistics = volccl.statistics(labels)
     stream.synchronize()
     assert streams == [stream.ptr]
@@ -146,18 +151,18 @@ def test_cupy_non_default_stream(rng, monkeypatch):
 def test_cupy_fortran_order_misaligned_views_and_out_dtype(rng):
     host = host_input(rng, (17, 18, 19), np.uint8)
     fortran = cupy.asfortranarray(cupy.asarray(host))
-    np.testing.assert_array_equal(cupy.asnumpy(volccl.connected_components(fortran)),
+    np.testing.assert_array_equal(cupy.asnumpy(binary_components(fortran)),
                                   scipy_labels(host, 26)[0])
     flat = cupy.zeros(host.size + 1, cupy.uint8)
     flat[1:] = cupy.asarray(host.ravel())
     misaligned = flat[1:].reshape(host.shape)
-    np.testing.assert_array_equal(cupy.asnumpy(volccl.connected_components(misaligned)),
+    np.testing.assert_array_equal(cupy.asnumpy(binary_components(misaligned)),
                                   scipy_labels(host, 26)[0])
     strided = cupy.asarray(host)[::2, :, 1::2]
-    np.testing.assert_array_equal(cupy.asnumpy(volccl.connected_components(strided)),
+    np.testing.assert_array_equal(cupy.asnumpy(binary_components(strided)),
                                   scipy_labels(host[::2, :, 1::2], 26)[0])
     for out_dtype in (np.uint16, np.uint64):
-        labels = volccl.connected_components(cupy.asarray(host), out_dtype=out_dtype)
+        labels = binary_components(cupy.asarray(host), out_dtype=out_dtype)
         assert labels.dtype == out_dtype
 
 
@@ -181,8 +186,8 @@ def test_cupy_batch_equals_items(rng, item_shape, connectivity):
 def test_cupy_statistics_dust_and_largest_k_equal_the_cpu(rng):
     host = host_input(rng, (30, 31, 32), np.uint16)
     array = cupy.asarray(host)
-    labels, statistics = volccl.connected_components(array, statistics=True)
-    host_labels, host_statistics = volccl.connected_components(host, statistics=True,
+    labels, statistics = binary_components(array, statistics=True)
+    host_labels, host_statistics = binary_components(host, statistics=True,
                                                                device="cpu")
     np.testing.assert_array_equal(cupy.asnumpy(labels), host_labels)
     expect_equal_statistics(statistics, host_statistics)
@@ -208,8 +213,8 @@ def test_cupy_statistics_dust_and_largest_k_equal_the_cpu(rng):
 def test_cupy_refusals(rng):
     array = cupy.asarray(host_input(rng, (5, 6, 7), np.uint8))
     with pytest.raises(ValueError, match="device"):
-        volccl.connected_components(array, device="cpu")
-    labels = volccl.connected_components(host_input(rng, (5, 6, 7), np.uint8), device="cuda")
+        binary_components(array, device="cpu")
+    labels = binary_components(host_input(rng, (5, 6, 7), np.uint8), device="cuda")
     assert isinstance(labels, np.ndarray)
 
 
@@ -232,7 +237,7 @@ def test_torch_labeled_in_place_without_a_host_copy(rng, monkeypatch, dtype, sha
 
     monkeypatch.setattr(torch.Tensor, "cpu", no_transfer)
     monkeypatch.setattr(torch.Tensor, "numpy", no_transfer)
-    labels, count = volccl.connected_components(tensor, connectivity=connectivity, return_N=True)
+    labels, count = binary_components(tensor, connectivity=connectivity, return_N=True)
     monkeypatch.undo()
     assert isinstance(labels, torch.Tensor) and labels.dtype == torch.uint32
     assert labels.device == tensor.device and labels.is_contiguous()
@@ -249,10 +254,10 @@ def test_torch_non_default_stream_batches_and_statistics(rng, monkeypatch):
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         tensor = torch.from_numpy(host).to("cuda") * 2
-        labels, statistics = volccl.connected_components(tensor, statistics=True)
+        labels, statistics = binary_components(tensor, statistics=True)
     stream.synchronize()
     assert streams == [stream.cuda_stream]
-    host_labels, host_statistics = volccl.connected_components(host, statistics=True,
+    host_labels, host_statistics = binary_components(host, statistics=True,
                                                                device="cpu")
     np.testing.assert_array_equal(labels.cpu().numpy(), host_labels)
     expect_equal_statistics(statistics, host_statistics)
@@ -291,7 +296,7 @@ def test_jax_arrays_come_back_as_jax_arrays(rng):
     if jnp is None:
         pytest.skip("JAX with a GPU backend is missing")
     host = host_input(rng, (15, 16, 17), np.float32)
-    labels, count = volccl.connected_components(jnp.asarray(host), return_N=True)
+    labels, count = binary_components(jnp.asarray(host), return_N=True)
     assert type(labels).__module__.split(".")[0] in ("jax", "jaxlib")
     expected, expected_count = scipy_labels(host, 26)
     assert count == expected_count

@@ -25,8 +25,9 @@ def as_dtype(mask, dtype, rng):
 
 
 def expect_scipy_and_cc3d(array, connectivity):
+    """The binary labeling (every non-zero voxel foreground); label maps: test_label_maps.py."""
     labels, count = volccl.connected_components(array, connectivity=connectivity, return_N=True,
-                                                device="cpu")
+                                                device="cpu", binary_image=True)
     expected, expected_count = scipy_labels(array, connectivity)
     assert labels.dtype == np.uint32 and labels.flags.c_contiguous
     assert labels.shape == array.shape

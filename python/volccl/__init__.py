@@ -1,8 +1,11 @@
 """volccl: connected-component labeling of 2D images and 3D volumes on NVIDIA GPUs and CPUs.
 
-A drop-in for cc3d's binary labeling (cc3d's names and arguments where the concept is the same):
+A drop-in for cc3d (cc3d's names and arguments where the concept is the same):
 
-    labels, n = volccl.connected_components(mask, connectivity=26, return_N=True)
+    labels, n = volccl.connected_components(segmentation, connectivity=26, return_N=True)
+
+labels every connected region of equal non-zero value of an integer (or float) array, as cc3d
+does by default; bool arrays, and binary_image=True, label the non-zero voxels as one foreground.
 
 NumPy arrays are labeled in host memory (on the GPU through volccl's host API when one is usable
 and device="auto"); CuPy and PyTorch CUDA tensors, and other DLPack producers (JAX), on their own
@@ -81,13 +84,6 @@ def _out_dtype(out_dtype):
     return dtype
 
 
-def _check_binary_image(binary_image):
-    if binary_image is not None and not binary_image:
-        raise NotImplementedError(
-            "multi-label input (every value labeled separately, cc3d's default) is not in volccl "
-            "yet; pass binary_image=True")
-
-
 def _check_device(device):
     if device not in _DEVICES:
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', not {device!r}")
@@ -115,8 +111,12 @@ def _as_out_dtype(arrays, labels, out_dtype, largest_label):
     return labels if out_dtype == np.uint32 else arrays.astype(labels, out_dtype)
 
 
-def _label(arr, connectivity, device, algorithm, threads, measure):
-    """Labels `arr` into uint32 labels of its library: (array, adapter, labels, result)."""
+def _label(arr, connectivity, device, algorithm, threads, measure, binary_image=True):
+    """Labels `arr` into uint32 labels of its library: (array, adapter, labels, result).
+
+    binary_image: True labels the non-zero voxels; None labels a label map (every connected
+    region of equal non-zero value) unless `arr` holds bools; False always a label map.
+    """
     _check_device(device)
     threads = _check_threads(threads)
     array, arrays = arrays_for(arr)
@@ -124,11 +124,17 @@ def _label(arr, connectivity, device, algorithm, threads, measure):
                  "volccl labels 2D images and 3D volumes (a batch goes to "
                  "connected_components_batch)")
     connectivity = _connectivity(array.ndim, connectivity)
+    label_map = binary_image is False or (binary_image is None and arrays.kind(array) != "b")
     with arrays.device_scope():
-        mask = arrays.mask(array)
         labels = arrays.empty(tuple(array.shape), np.uint32)
-        result = _volccl.label_into(mask, labels, connectivity, algorithm, device, threads,
-                                    arrays.stream(), measure)
+        if label_map:
+            values = arrays.label_map(array)
+            result = _volccl.label_map_into(values, labels, 0, connectivity, algorithm, device,
+                                            threads, arrays.stream(), measure)
+        else:
+            mask = arrays.mask(array)
+            result = _volccl.label_into(mask, labels, connectivity, algorithm, device, threads,
+                                        arrays.stream(), measure)
     return array, arrays, labels, result
 
 
@@ -141,8 +147,10 @@ def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, b
     connectivity: 4 or 8 for 2D arrays (6, 18 and 26 read as 4, 8 and 8); 6, 18 or 26 for 3D.
     out_dtype: None (uint32), np.uint16, np.uint32 or np.uint64.
     return_N: also return N, the number of components.
-    binary_image: None or True (non-zero is foreground); False (cc3d's multi-label labeling) is
-      not in volccl yet.
+    binary_image: None (cc3d's default): bool arrays are masks, other arrays label maps, whose
+      every connected region of equal non-zero value is a component (floats compare by value,
+      -0.0 as 0.0; NaN is refused); True: every non-zero voxel is foreground (neighbours of
+      different values join); False: a label map.
     device: "auto", "cpu" or "cuda" for NumPy input; GPU arrays are labeled on their GPU.
     algorithm: "auto" or one of algorithms().
     statistics: also return statistics(labels) as computed while labeling.
@@ -151,10 +159,9 @@ def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, b
     Returns labels (C order, the input's shape, the input's library and device), then N with
     return_N, then the statistics with statistics=True.
     """
-    _check_binary_image(binary_image)
     out_dtype = _out_dtype(out_dtype)
     array, arrays, labels, result = _label(arr, connectivity, device, algorithm, threads,
-                                           measure=statistics)
+                                           measure=statistics, binary_image=binary_image)
     count = result["count"]
     with arrays.device_scope():
         returned = [arrays.restore(_as_out_dtype(arrays, labels, out_dtype, count))]

@@ -31,6 +31,15 @@ def require_numeric(arrays, array):
     require_kind(arrays, array, "biuf", "volccl labels bool, integer and floating-point arrays")
 
 
+def _bits_dtype(itemsize):
+    """The unsigned integer dtype of `itemsize` bytes, whose bits stand for a float's value."""
+    return {2: np.uint16, 4: np.uint32, 8: np.uint64}[itemsize]
+
+
+NAN_IN_LABEL_MAP = ("volccl: a label map of floating-point values holds NaN, which equals no "
+                    "value; replace it, or pass binary_image=True to label the non-zero voxels")
+
+
 class Arrays:
     """What every adapter shares; `restore` turns a result into the caller's array type."""
 
@@ -86,6 +95,16 @@ class HostArrays(Arrays):
             return np.ascontiguousarray(array).view(np.uint8)
         return np.not_equal(array, 0, order="C").view(np.uint8)
 
+    def label_map(self, array):
+        """The values as C-contiguous integers: floats as the bits of their value, -0.0 as 0.0."""
+        require_kind(self, array, "iuf", "a label map holds integer or floating-point values")
+        if self.kind(array) != "f":
+            return np.ascontiguousarray(array)
+        if np.isnan(array).any():
+            raise ValueError(NAN_IN_LABEL_MAP)
+        canonical = np.add(array, 0.0, dtype=array.dtype, order="C")
+        return canonical.view(_bits_dtype(canonical.dtype.itemsize))
+
     def labels_of(self, array):
         return np.ascontiguousarray(array, dtype=np.uint32)
 
@@ -139,6 +158,16 @@ class CupyArrays(Arrays):
         if array.dtype in (np.bool_, np.uint8, np.int8):
             return self.aligned(cupy.ascontiguousarray(array).view(cupy.uint8))
         return self.aligned(cupy.ascontiguousarray(array != 0).view(cupy.uint8))
+
+    def label_map(self, array):
+        require_kind(self, array, "iuf", "a label map holds integer or floating-point values")
+        cupy = self._cupy
+        if self.kind(array) != "f":
+            return self.aligned(cupy.ascontiguousarray(array))
+        if bool(cupy.isnan(array).any()):
+            raise ValueError(NAN_IN_LABEL_MAP)
+        canonical = cupy.ascontiguousarray(array + array.dtype.type(0))
+        return self.aligned(canonical.view(_bits_dtype(canonical.dtype.itemsize)))
 
     def labels_of(self, array):
         return self.aligned(self._cupy.ascontiguousarray(array, dtype=self._cupy.uint32))
@@ -226,6 +255,17 @@ class TorchArrays(Arrays):
         if tensor.dtype in (torch.bool, torch.uint8, torch.int8):
             return self.aligned(tensor.contiguous().view(torch.uint8))
         return self.aligned((self._signed_view(tensor) != 0).contiguous().view(torch.uint8))
+
+    def label_map(self, tensor):
+        require_kind(self, tensor, "iuf", "a label map holds integer or floating-point values")
+        torch = self._torch
+        if not tensor.dtype.is_floating_point:
+            return self.aligned(tensor.contiguous())
+        if bool(torch.isnan(tensor).any()):
+            raise ValueError(NAN_IN_LABEL_MAP)
+        canonical = (tensor + 0.0).contiguous()
+        bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[canonical.element_size()]
+        return self.aligned(canonical.view(bits))
 
     def labels_of(self, tensor):
         return self.aligned(tensor.to(self._torch.uint32).contiguous())

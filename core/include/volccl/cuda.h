@@ -59,6 +59,14 @@ LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t
                   DeviceMoments& statistics, const LabelOptions& options = {},
                   void* stream = nullptr);
 
+// Labels a mask or a label map in device memory (`input.data` aligned to 16 bytes), as
+// volccl::label(const LabelInput&, ...) does on the host; measures when `statistics` is given.
+LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t* device_labels,
+                  const LabelOptions& options = {}, void* stream = nullptr);
+LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t* device_labels,
+                  DeviceMoments& statistics, const LabelOptions& options = {},
+                  void* stream = nullptr);
+
 // The moments of an existing label image in device memory (0 background, 1..component_count;
 // a label's voxels need not be connected; aligned to 16 bytes) by the Late pass. Waits for the
 // stream; throws InvalidArgument for a label above component_count.

@@ -2,6 +2,7 @@
 // Plain C++17; no CUDA, ITK or VTK headers, so any compiler can include it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,12 +65,78 @@ const std::vector<Algorithm>& all_algorithms();
 bool supports(Algorithm algorithm, int connectivity);
 // The connectivities `algorithm` labels with, ascending.
 std::vector<int> connectivities(Algorithm algorithm);
-// The algorithm `automatic` stands for at `connectivity` on `backend` (cuda or cpu).
-Algorithm automatic_choice(int connectivity, Backend backend);
+// Whether `algorithm` labels label maps (LabelInput::label_map); every algorithm labels masks.
+bool supports_label_maps(Algorithm algorithm);
+// The algorithm `automatic` stands for at `connectivity` on `backend` (cuda or cpu), for masks or
+// for label maps.
+Algorithm automatic_choice(int connectivity, Backend backend, bool label_map = false);
 // 4 and 8 label 2D images (extent.z == 1); 6, 18 and 26 label volumes of any depth.
 constexpr bool is_2d_connectivity(int connectivity) {
   return connectivity == 4 || connectivity == 8;
 }
+
+// The integer types a label map may hold. Equality is all that labeling asks of a value, so
+// signed and unsigned types of one width label alike; the sign matters only when values are
+// reported.
+enum class ValueType { uint8, uint16, uint32, uint64, int8, int16, int32, int64 };
+
+std::string to_string(ValueType type);  // "uint8", ..., "int64"
+std::size_t size_of(ValueType type);    // bytes per voxel
+bool is_signed(ValueType type);
+
+template <typename T>
+constexpr ValueType value_type_of();  // defined for the eight integer types above only
+template <>
+constexpr ValueType value_type_of<std::uint8_t>() {
+  return ValueType::uint8;
+}
+template <>
+constexpr ValueType value_type_of<std::uint16_t>() {
+  return ValueType::uint16;
+}
+template <>
+constexpr ValueType value_type_of<std::uint32_t>() {
+  return ValueType::uint32;
+}
+template <>
+constexpr ValueType value_type_of<std::uint64_t>() {
+  return ValueType::uint64;
+}
+template <>
+constexpr ValueType value_type_of<std::int8_t>() {
+  return ValueType::int8;
+}
+template <>
+constexpr ValueType value_type_of<std::int16_t>() {
+  return ValueType::int16;
+}
+template <>
+constexpr ValueType value_type_of<std::int32_t>() {
+  return ValueType::int32;
+}
+template <>
+constexpr ValueType value_type_of<std::int64_t>() {
+  return ValueType::int64;
+}
+
+// What a labeling reads, x fastest, then y, then z: a binary mask (non-zero bytes are
+// foreground, every foreground voxel joins its foreground neighbours) or a label map (every
+// connected region of equal value is a component, as cc3d.connected_components and
+// skimage.measure.label number them; voxels of the background value are not labeled).
+struct LabelInput {
+  const void* data = nullptr;
+  ValueType type = ValueType::uint8;
+  bool label_map = false;
+  // Label maps: the value left unlabeled, as its bits (the value converted to uint64, so
+  // negative values are sign-extended; only the type's width is compared).
+  std::uint64_t background = 0;
+
+  static LabelInput binary(const std::uint8_t* mask) { return {mask, ValueType::uint8, false, 0}; }
+  template <typename T>
+  static LabelInput values(const T* label_map, T background_value = T{0}) {
+    return {label_map, value_type_of<T>(), true, static_cast<std::uint64_t>(background_value)};
+  }
+};
 
 struct LabelOptions {
   // `automatic`: the algorithm automatic_choice() names for the connectivity and the backend, the

@@ -30,6 +30,29 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
                   std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
 
+// Labels `input` (a mask or a label map, host memory; volccl/types.h) into `labels`. A label
+// map's components are the connected regions of equal value, numbered as
+// cc3d.connected_components and skimage.measure.label number them; the algorithm must take label
+// maps (supports_label_maps(); `automatic` picks one). Throws as above.
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& options = {});
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
+
+// The value of each component of a label map: element i for label i + 1, read at the
+// component's first voxel. `labels` as label() wrote them for `values`.
+template <typename T>
+std::vector<T> component_values(const T* values, Extent3 extent, const std::uint32_t* labels,
+                                std::uint32_t component_count) {
+  std::vector<T> found(component_count);
+  std::uint32_t next = 1;  // labels are met first in increasing order
+  const std::uint64_t voxels = extent.voxel_count();
+  for (std::uint64_t i = 0; i < voxels && next <= component_count; ++i) {
+    if (labels[i] == next) found[next++ - 1] = values[i];
+  }
+  return found;
+}
+
 // True when this build has CUDA and the machine has at least one usable device.
 bool cuda_available();
 // Why cuda_available() is false, or the device's name and compute capability when true.

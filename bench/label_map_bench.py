@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Label maps on the GPU: volccl.connected_components of a CuPy label map beside
+cucim.skimage.measure.label of the same array and volccl's labeling of its non-zero mask, in one
+run on one device. Labels are checked against cuCIM's first; then the median of --runs timed
+calls after a warm-up, each call synchronised (CUDA events around it).
+
+    python bench/label_map_bench.py --data .device/data --out results.csv
+
+Volumes: the connectomics 512^3 uint32 segmentation, an OASIS seg35 map (--seg35, a .npy of
+its voxels, z y x), and random label maps of 512^3 with 2, 16 and 65536 values (0 among them, the
+background) at granularity 1 and 4. Connectivities 26 and 6.
+"""
+
+import argparse
+import csv
+import gzip
+import pathlib
+import statistics
+import sys
+
+import cupy
+import numpy as np
+
+import volccl
+
+
+def random_label_map(rng, side, value_count, granularity):
+    coarse = -(-side // granularity)
+    cells = rng.integers(0, value_count, size=(coarse,) * 3, dtype=np.uint32)
+    for axis in range(3):
+        cells = np.repeat(cells, granularity, axis=axis)
+    return np.ascontiguousarray(cells[:side, :side, :side])
+
+
+def volumes(arguments):
+    data = pathlib.Path(arguments.data)
+    connectomics = data / "em_connectomics_cc3d" / "connectomics.npy.gz"
+    if connectomics.exists():
+        with gzip.open(connectomics) as file:
+            yield "connectomics-512", np.ascontiguousarray(np.load(file))
+    if arguments.seg35 and pathlib.Path(arguments.seg35).exists():
+        yield "oasis-seg35", np.ascontiguousarray(np.load(arguments.seg35))
+    rng = np.random.default_rng(arguments.seed)
+    for value_count in (2, 16, 65536):
+        for granularity in (1, 4):
+            yield (f"random-512-v{value_count}-g{granularity}",
+                   random_label_map(rng, 512, value_count, granularity))
+
+
+def timed(call, runs):
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    call()
+    cupy.cuda.Device().synchronize()
+    times = []
+    for _ in range(runs):
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--seg35")
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--peer-runs", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", required=True)
+    arguments = parser.parse_args()
+    from cucim.skimage import measure
+
+    rows = []
+    for name, host in volumes(arguments):
+        device_map = cupy.asarray(host)
+        mask = device_map != 0
+        for connectivity, skimage_connectivity in ((26, 3), (6, 1)):
+            ours = volccl.connected_components(device_map, connectivity=connectivity)
+            theirs = measure.label(device_map, background=0, connectivity=skimage_connectivity)
+            same = bool(cupy.array_equal(ours, theirs.astype(cupy.uint32)))
+            label_map_ms = timed(
+                lambda: volccl.connected_components(device_map, connectivity=connectivity),
+                arguments.runs)
+            mask_ms = timed(lambda: volccl.connected_components(mask, connectivity=connectivity),
+                            arguments.runs)
+            cucim_ms = timed(lambda: measure.label(device_map, background=0,
+                                                   connectivity=skimage_connectivity),
+                             arguments.peer_runs)
+            row = {"volume": name, "dtype": str(host.dtype), "connectivity": connectivity,
+                   "components": int(ours.max()), "labels_equal_cucim": same,
+                   "volccl_label_map_ms": round(label_map_ms, 3),
+                   "volccl_mask_ms": round(mask_ms, 3), "cucim_ms": round(cucim_ms, 3),
+                   "over_cucim": round(cucim_ms / label_map_ms, 1),
+                   "label_map_over_mask": round(label_map_ms / mask_ms, 2)}
+            rows.append(row)
+            print(row, flush=True)
+            del ours, theirs
+        del device_map, mask
+        cupy.get_default_memory_pool().free_all_blocks()
+    with open(arguments.out, "w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return 0 if all(row["labels_equal_cucim"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
