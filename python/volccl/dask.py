@@ -324,8 +324,16 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
         first[key("open+rows", index)] = (_opened_and_rows, key("summary", index),
                                           key("state0", index), finals[index],
                                           plane_shape(index))
-        first[key("open", index)] = (_get, key("open+rows", index), 0)
         first[key("rows", index)] = (_get, key("open+rows", index), 1)
+
+    # The getters of a chunk's own results run inside their consumers (fewer tasks); a
+    # result other workers fetch (a summary, row counts, ranks going up) keeps its own key, so
+    # that they fetch it alone.
+    def opened(index):
+        return (_get, key("open+rows", index), 0)
+
+    def ranks(index):
+        return (_get, key("ranks+up", index), 0)
 
     # The ranking: a scan over the volume's rows in raster order, in three steps that each
     # gather one line of the chunk grid: along x (rows), along y (planes), along z (all planes).
@@ -337,12 +345,10 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
     for i, j in np.ndindex(*lead):
         line = [key("rows", grid_index(i, j, k)) for k in range(grid[-1])]
         first[key("scan-x", (i, j))] = (_scan_rows, line)
-        first[key("row-totals", (i, j))] = (_get, key("scan-x", (i, j)), 1)
     for i in range(lead[0]):
-        first[key("scan-y", (i,))] = (_scan_plane, [key("row-totals", (i, j))
+        first[key("scan-y", (i,))] = (_scan_plane, [(_get, key("scan-x", (i, j)), 1)
                                                     for j in range(lead[1])])
-        first[key("plane-totals", (i,))] = (_get, key("scan-y", (i,)), 1)
-    first[key("scan-z", ())] = (_scan_planes, [key("plane-totals", (i,))
+    first[key("scan-z", ())] = (_scan_planes, [(_get, key("scan-y", (i,)), 1)
                                               for i in range(lead[0])])
     count_name = f"volccl-count-{token}"
     first[(count_name,)] = (_get, key("scan-z", ()), 1)
@@ -356,11 +362,10 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
     for index in indices:
         i, j, k = index if len(grid) == 3 else (0,) + index
         second[key("ranks+up", index)] = (
-            _ranks_and_up, key("summary", index), key("open", index),
+            _ranks_and_up, key("summary", index), opened(index),
             (_get, (_get, key("scan-z", ()), 0), i),
             (_get, (_get, key("scan-y", (i,)), 0), j),
             (_get, (_get, key("scan-x", (i, j)), 0), k))
-        second[key("ranks", index)] = (_get, key("ranks+up", index), 0)
         second[key("up-ranks0", index)] = (_get, key("ranks+up", index), 1)
     for level in range(1, top + 1):
         for node in nodes_at(level):
@@ -373,8 +378,8 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
     open_ranks = pass_down(second, "down-ranks", merge.down_ranks,
                            lambda level, node: (key(f"up-ranks{level}", node),))
     for index in indices:
-        second[(out_name,) + index] = (_final_labels, key("chunk", index), key("open", index),
-                                       open_ranks[index], key("ranks", index), label_offset)
+        second[(out_name,) + index] = (_final_labels, key("chunk", index), opened(index),
+                                       open_ranks[index], ranks(index), label_offset)
     graph = HighLevelGraph.from_collections(out_name, second, dependencies=[total])
     labels = da.Array(graph, out_name, chunks=chunks, dtype=np.uint64)
 
@@ -386,9 +391,8 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
         parts = []
         for index in indices:
             parts.append(key("stats", index))
-            third[parts[-1]] = (_chunk_label_statistics, key("chunk", index),
-                                key("open", index), open_ranks[index], key("ranks", index),
-                                label_offset)
+            third[parts[-1]] = (_chunk_label_statistics, key("chunk", index), opened(index),
+                                open_ranks[index], ranks(index), label_offset)
         level = 0
         while len(parts) > 1:
             level += 1
