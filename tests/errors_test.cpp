@@ -243,7 +243,8 @@ TEST(Names, RoundTrip) {
       all_algorithms(),
       (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
                               Algorithm::uf, Algorithm::ufb, Algorithm::ruf, Algorithm::ke,
-                              Algorithm::ha4, Algorithm::ha4_64, Algorithm::le, Algorithm::tm}));
+                              Algorithm::ha4, Algorithm::ha4_64, Algorithm::le, Algorithm::tm,
+                              Algorithm::rts}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }

@@ -225,14 +225,16 @@ TEST(Measure, StrategiesOnlyWhereTheyExist) {
   std::vector<ComponentMoments> moments;
   LabelOptions options;
   options.backend = Backend::cpu;
-  options.connectivity = 6;  // UF
+  options.algorithm = Algorithm::uf;
+  options.connectivity = 6;
   options.statistics_strategy = StatisticsStrategy::fused;
   EXPECT_THROW(label(volume.voxels.data(), volume.extent, labels.data(), moments, options),
                InvalidArgument);
   options.statistics_strategy = StatisticsStrategy::early;
   EXPECT_THROW(label(volume.voxels.data(), volume.extent, labels.data(), moments, options),
                InvalidArgument);
-  options.connectivity = 26;  // BUF
+  options.algorithm = Algorithm::buf;
+  options.connectivity = 26;
   EXPECT_NO_THROW(label(volume.voxels.data(), volume.extent, labels.data(), moments, options));
   EXPECT_EQ(parse_statistics_strategy("fused"), StatisticsStrategy::fused);
   EXPECT_THROW(parse_statistics_strategy("eager"), InvalidArgument);
