@@ -1,9 +1,18 @@
 // volccl label: reads a volume or an image, selects its foreground, labels the connected
 // components with volccl (through volccl::LabelImage, the ITK layer of filters/), and writes the
-// labels, their statistics and a VTK scene for ParaView.
+// labels, their statistics and a VTK scene for ParaView. A Zarr INPUT goes to volccl.dask's
+// command line (python -m volccl.dask label), which labels it on a Dask cluster.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <iterator>
@@ -95,6 +104,10 @@ struct LabelRequest {
   bool quiet = false;
   bool progress = false;
   bool timings = false;
+  // A Zarr INPUT only: where volccl.dask labels it.
+  std::string scheduler;  // an existing Dask cluster's scheduler address
+  int workers = 0;        // 0: not given
+  std::string chunks;     // rechunk the input to Z,Y,X first
 
   bool Measures() const { return !stats.empty() || !vtk.empty(); }
 };
@@ -138,6 +151,112 @@ Foreground ParseThreshold(const std::string& text) {
         "--threshold", "LOW " + text.substr(0, colon) + " is above HIGH " + text.substr(colon + 1));
   }
   return foreground;
+}
+
+// --chunks: one to three positive whole numbers separated by commas.
+CLI::Validator ChunkSizes() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::istringstream parts(text);
+        std::string part;
+        int count = 0;
+        const CLI::Validator whole = WholeNumber(1, std::numeric_limits<std::uint32_t>::max());
+        while (std::getline(parts, part, ',')) {
+          if (!whole(part).empty() || ++count > 3) count = 4;
+        }
+        if (count >= 1 && count <= 3 && text.back() != ',') return {};
+        return "'" + text + "' is not Z,Y,X (1 to 3 positive whole numbers separated by commas)";
+      },
+      "", "ChunkSizes");
+}
+
+// ---- a Zarr INPUT: volccl.dask's command line -------------------------------------------------
+
+// A directory holding zarr.json (Zarr 3), .zarray or .zgroup (Zarr 2), or any name ending in
+// .zarr (a store not made yet fails in volccl.dask with its reason, as does a URL).
+bool IsZarrStore(const std::string& input) {
+  std::string name = input;
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  const std::string suffix = ".zarr";
+  if (name.size() >= suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    return true;
+  }
+  std::error_code error;
+  if (!fs::is_directory(input, error)) return false;
+  for (const char* marker : {"zarr.json", ".zarray", ".zgroup"}) {
+    if (fs::exists(fs::path(input) / marker, error)) return true;
+  }
+  return false;
+}
+
+// The options of volccl label that volccl.dask does not take.
+const std::vector<std::string>& OptionsRefusedForZarr() {
+  static const std::vector<std::string> names = {
+      "--vtk",          "--vtk-labels",  "--surfaces",   "--otsu",           "--threshold",
+      "--label",        "--multi-label", "--background", "--min-size",       "--largest",
+      "--sort-by-size", "--output-type", "--timings",    "--stats-strategy", "--progress"};
+  return names;
+}
+
+// The Python that runs volccl.dask: $VOLCCL_PYTHON, else the .venv of the source tree this
+// volccl was built from (when it is there), else python3 on the PATH.
+std::string DaskPython() {
+  const char* chosen = std::getenv("VOLCCL_PYTHON");
+  if (chosen != nullptr && *chosen != '\0') return chosen;
+#ifdef VOLCCL_SOURCE_DIR
+  const std::string venv = std::string(VOLCCL_SOURCE_DIR) + "/.venv/bin/python";
+  if (access(venv.c_str(), X_OK) == 0) return venv;
+#endif
+  return "python3";
+}
+
+std::vector<std::string> DaskArguments(const std::string& python, const LabelRequest& request) {
+  std::vector<std::string> arguments = {python, "-m", "volccl.dask", "label", request.input};
+  const auto add = [&arguments](const std::string& option, const std::string& value) {
+    if (!value.empty()) arguments.insert(arguments.end(), {option, value});
+  };
+  add("-o", request.output);
+  add("--scheduler", request.scheduler);
+  if (request.workers != 0) add("--workers", std::to_string(request.workers));
+  add("--chunks", request.chunks);
+  if (request.connectivity != 0) add("-c", std::to_string(request.connectivity));
+  add("--stats", request.stats);
+  add("--device", request.device);
+  add("--algorithm", request.algorithm);
+  if (request.force) arguments.push_back("-f");
+  if (request.quiet) arguments.push_back("-q");
+  return arguments;
+}
+
+// Runs volccl.dask with this process's standard streams and returns its exit status (0, 1 with
+// its error line on stderr, 2 for a command line it refuses); a signal that ends it ends volccl.
+int RunDask(const LabelRequest& request) {
+  const std::string python = DaskPython();
+  const std::vector<std::string> arguments = DaskArguments(python, request);
+  std::vector<char*> argv;
+  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();
+  pid_t child = 0;
+  const int failed = posix_spawnp(&child, python.c_str(), nullptr, nullptr, argv.data(), ::environ);
+  if (failed != 0) {
+    throw CommandError("Zarr INPUT " + Quoted(request.input) + ": cannot run " + Quoted(python) +
+                       " for volccl.dask: " + std::strerror(failed) +
+                       "; set VOLCCL_PYTHON to a Python with volccl, dask, distributed and zarr");
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      throw CommandError(std::string("waiting for volccl.dask: ") + std::strerror(errno));
+    }
+  }
+  if (WIFSIGNALED(status)) {
+    std::signal(WTERMSIG(status), SIG_DFL);
+    std::raise(WTERMSIG(status));
+    return 128 + WTERMSIG(status);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 // Why the library refuses `options` for an image of `extent` (a connectivity that does not
@@ -222,7 +341,8 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
       .add_option("INPUT", request.input,
                   "Volume or image to label, in any format ITK reads (.nii, .nii.gz, .mha, .mhd, "
                   ".nrrd, .png, .tif), or a directory of 2D slices stacked in the order of the "
-                  "numbers in their names (0.png, 1.png, ..., 10.png)")
+                  "numbers in their names (0.png, 1.png, ..., 10.png), or a Zarr store "
+                  "(labeled by volccl.dask on a Dask cluster)")
       ->required();
   label.add_option("-o,--output", request.output,
                    "Label image to write (0 background, 1..N in raster order); its extension "
@@ -354,9 +474,30 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
   label.add_flag("--timings", request.timings,
                  "Print the step timings as one JSON object on stdout (the summary line then "
                  "goes to stderr)");
+  CLI::Option* scheduler =
+      label
+          .add_option("--scheduler", request.scheduler,
+                      "Zarr INPUT: label it on the running Dask cluster of this scheduler "
+                      "(tcp://host:8786)")
+          ->type_name("ADDRESS");
+  label
+      .add_option("--workers", request.workers,
+                  "Zarr INPUT: label it on a local Dask cluster of N worker processes (default: "
+                  "one per core)")
+      ->type_name("N")
+      ->check(WholeNumber(1, std::numeric_limits<int>::max()))
+      ->excludes(scheduler);
+  label
+      .add_option("--chunks", request.chunks,
+                  "Zarr INPUT: rechunk it to chunks of Z,Y,X voxels (one size for every axis, or "
+                  "one per axis) before labeling")
+      ->type_name("Z,Y,X")
+      ->check(ChunkSizes());
   label.footer(
       "Without --otsu, --threshold or --label every non-zero voxel is foreground. OUTPUT keeps "
-      "the spacing, origin and direction of INPUT. Give at least one of -o, --stats and --vtk.");
+      "the spacing, origin and direction of INPUT. Give at least one of -o, --stats and --vtk. "
+      "A Zarr INPUT (a directory with zarr.json, .zarray or .zgroup, or a name ending in .zarr) "
+      "is labeled by python -m volccl.dask label on a Dask cluster (docs/cli.md).");
 }
 
 // ---- checks before any voxel is read ----------------------------------------------------------
@@ -814,7 +955,30 @@ class LabelCommand : public Command {
   explicit LabelCommand(CLI::App* app) : Command(app) {
     AddOptions(*app, request_);
     // An algorithm that cannot label with the connectivity asked for (buf with 6, ha4 with 26).
-    app->callback([this] {
+    app->callback([this, app] {
+      const bool zarr = IsZarrStore(request_.input);
+      for (const char* option : {"--scheduler", "--workers", "--chunks"}) {
+        if (!zarr && app->count(option) > 0) {
+          throw CLI::ValidationError(option,
+                                     "only for a Zarr INPUT (a directory with zarr.json, "
+                                     ".zarray or .zgroup, or a name ending in .zarr)");
+        }
+      }
+      for (const std::string& option : OptionsRefusedForZarr()) {
+        if (zarr && app->count(option) > 0) {
+          throw CLI::ValidationError(option,
+                                     "not for a Zarr INPUT, which volccl.dask labels "
+                                     "(every non-zero voxel is foreground; docs/cli.md)");
+        }
+      }
+      const std::string csv = ".csv";
+      if (zarr && !request_.stats.empty() &&
+          (request_.stats.size() < csv.size() ||
+           request_.stats.compare(request_.stats.size() - csv.size(), csv.size(), csv) != 0)) {
+        throw CLI::ValidationError("--stats",
+                                   "a Zarr INPUT's statistics are a CSV file: name it "
+                                   "FILE.csv");
+      }
       if (request_.connectivity != 0) {
         const std::string refusal = Refusal(MakeLabelOptions(request_));
         if (!refusal.empty()) throw CLI::ValidationError(refusal);
@@ -830,6 +994,7 @@ class LabelCommand : public Command {
 
   int Run() const override {
     const LabelRequest& request = request_;
+    if (IsZarrStore(request.input)) return RunDask(request);
     if (request.output.empty() && request.stats.empty() && request.vtk.empty()) {
       throw CommandError("nothing to write: give -o OUTPUT, --stats FILE or --vtk DIR");
     }

@@ -2008,6 +2008,95 @@ def interrupted_run_leaves_nothing(cli, work):
         expect_files(work, ["in.nii"])
 
 
+# ---- a Zarr INPUT: volccl.dask ---------------------------------------------------------------
+
+ZARR_SETUP = """
+import sys, numpy as np, zarr
+from scipy import ndimage
+rng = np.random.default_rng(34)
+mask = (rng.random((20, 18, 16)) < 0.35).astype(np.uint8)
+zarr.create_array(sys.argv[1], shape=mask.shape, chunks=(8, 8, 8), dtype=mask.dtype)[...] = mask
+labels, count = ndimage.label(mask, structure=np.ones((3, 3, 3), bool))
+np.save(sys.argv[2], labels.astype(np.uint64))
+print(count)
+"""
+
+ZARR_COMPARE = """
+import sys, numpy as np, zarr
+out = zarr.open_array(sys.argv[1], mode="r")
+expected = np.load(sys.argv[2])
+assert out.dtype == np.uint64, out.dtype
+assert out.chunks == (8, 8, 8), out.chunks
+np.testing.assert_array_equal(out[...], expected)
+"""
+
+
+def dask_python():
+    """The project's Python environment (VOLCCL_PYTHON, else .venv at the repository root) when
+    it has volccl (with volccl.dask's command line), dask, distributed, zarr and scipy; else the
+    reason to skip. PYTHONPATH, inherited by volccl and its Python, may point at a build's
+    module."""
+    python = os.environ.get("VOLCCL_PYTHON") or os.path.normpath(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", ".venv", "bin", "python"))
+    if not os.access(python, os.X_OK):
+        raise Skip(f"no Python environment at {python} (set VOLCCL_PYTHON)")
+    found = subprocess.run([python, "-c", "import volccl.dask, dask.array, distributed, zarr, "
+                            "scipy"], capture_output=True, text=True, timeout=120)
+    if found.returncode != 0:
+        last = (found.stderr.strip().splitlines() or ["?"])[-1]
+        raise Skip(f"{python} lacks volccl.dask's packages: {last}")
+    usage = subprocess.run([python, "-m", "volccl.dask", "--help"], capture_output=True,
+                           text=True, timeout=120)
+    if "label" not in usage.stdout:
+        raise Skip(f"the volccl of {python} has no volccl.dask command line (an older install; "
+                   "pip install ./python, or PYTHONPATH to a build's python folder)")
+    return os.path.abspath(python)
+
+
+@case
+def zarr_input_via_dask(cli, work):
+    """A Zarr INPUT goes to python -m volccl.dask label on a local cluster of 2 workers; the
+    labels equal scipy.ndimage.label's. The options volccl.dask lacks are refused with a Zarr
+    INPUT, and the cluster options without one."""
+    python = dask_python()
+    made = subprocess.run([python, "-c", ZARR_SETUP, "in.zarr", "expected.npy"], cwd=work,
+                          capture_output=True, text=True, timeout=120)
+    expect(made.returncode == 0, "making in.zarr failed:\n" + describe(made))
+    count = int(made.stdout)
+    environment = dict(os.environ, VOLCCL_PYTHON=python)
+    labeled = subprocess.run([cli.volccl, "label", "in.zarr", "-o", "out.zarr", "--workers", "2",
+                              "-q"], cwd=work, capture_output=True, text=True, timeout=600,
+                             env=environment)
+    expect_success(labeled)
+    expect(labeled.stdout.strip() == f"{count} components", describe(labeled))
+    compared = subprocess.run([python, "-c", ZARR_COMPARE, "out.zarr", "expected.npy"],
+                              cwd=work, capture_output=True, text=True, timeout=120)
+    expect(compared.returncode == 0, "out.zarr differs from scipy:\n" + describe(compared))
+    # volccl.dask refuses an existing output without --force: its exit status and error line.
+    again = subprocess.run([cli.volccl, "label", "in.zarr", "-o", "out.zarr", "--workers", "1",
+                            "-q"], cwd=work, capture_output=True, text=True, timeout=600,
+                           env=environment)
+    expect(again.returncode == 1 and "exists" in again.stderr, describe(again))
+    for option in (["--otsu"], ["--threshold", "1"], ["--label", "1"], ["--vtk", "scene"],
+                   ["--min-size", "2"], ["--multi-label"]):
+        expect_error(cli.run("label", "in.zarr", "-o", "x.zarr", *option, cwd=work), 2,
+                     option[0], "Zarr")
+    expect_error(cli.run("label", "in.zarr", "--stats", "s.json", cwd=work), 2, "--stats", "csv")
+    expect_error(cli.run("label", "in.zarr", "-o", "x.zarr", "--chunks", "4,0", cwd=work), 2,
+                 "--chunks")
+    expect_error(cli.run("label", "in.zarr", "-o", "x.zarr", "--workers", "2", "--scheduler",
+                         "tcp://127.0.0.1:1", cwd=work), 2, "--workers")
+    for option in (["--workers", "2"], ["--scheduler", "tcp://127.0.0.1:1"],
+                   ["--chunks", "4,4,4"]):
+        expect_error(cli.run("label", cli.sample, "-o", "x.nii.gz", *option, cwd=work), 2,
+                     option[0], "Zarr")
+    missing = subprocess.run([cli.volccl, "label", "in.zarr", "-o", "y.zarr", "-q"], cwd=work,
+                             capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, VOLCCL_PYTHON=os.path.join(work, "none")))
+    expect_error(missing, 1, "VOLCCL_PYTHON")
+    expect_files(work, ["expected.npy", "in.zarr", "out.zarr"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--volccl", help="the volccl executable")
