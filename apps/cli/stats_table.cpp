@@ -46,12 +46,12 @@ std::vector<std::string> Columns(unsigned dimension, bool with_values) {
   return columns;
 }
 
-// The values of Columns() for one label.
-std::vector<std::string> Row(std::uint32_t label, const ComponentShape& shape, unsigned dimension,
-                             const vtk_output::ComponentValues* values) {
+// The values of Columns() for the label of row `index`.
+std::vector<std::string> Row(std::uint64_t label, std::size_t index, const ComponentShape& shape,
+                             unsigned dimension, const vtk_output::ComponentValues* values) {
   std::vector<std::string> row = {std::to_string(label)};
   if (values != nullptr) {
-    const std::int64_t value = values->values.at(label - 1);
+    const std::int64_t value = values->values.at(index);
     row.push_back(values->is_unsigned ? std::to_string(static_cast<std::uint64_t>(value))
                                       : std::to_string(value));
   }
@@ -93,7 +93,8 @@ std::vector<ComponentShape> DescribeComponents(const std::vector<ComponentMoment
 
 void WriteStatsTable(const std::vector<ComponentShape>& shapes, unsigned dimension,
                      const fs::path& format_of, const fs::path& staged, const std::string& named,
-                     const vtk_output::ComponentValues* values) {
+                     const vtk_output::ComponentValues* values,
+                     const std::vector<std::uint64_t>* row_labels) {
   std::ofstream file(staged);
   const std::vector<std::string> columns = Columns(dimension, values != nullptr);
   const bool json = format_of.extension() == ".json";
@@ -110,8 +111,8 @@ void WriteStatsTable(const std::vector<ComponentShape>& shapes, unsigned dimensi
   bool first = true;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     if (shapes[i].count == 0) continue;
-    const std::vector<std::string> row =
-        Row(static_cast<std::uint32_t>(i + 1), shapes[i], dimension, values);
+    const std::uint64_t label = row_labels != nullptr ? row_labels->at(i) : i + 1;
+    const std::vector<std::string> row = Row(label, i, shapes[i], dimension, values);
     if (json) file << (first ? "\n  [" : ",\n  [");
     first = false;
     for (std::size_t c = 0; c < row.size(); ++c) file << (c ? (json ? ", " : ",") : "") << row[c];

@@ -1976,6 +1976,56 @@ def nan_and_inf_are_background(cli, work):
             expect(len(file.read().splitlines()) == 2, f"{name}: NaN or Inf measured")
 
 
+def limit_address_space():
+    """preexec_fn of a volccl that must fit in 1 GiB of address space."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@case
+def stats_large_label_values(cli, work):
+    """volccl stats takes memory in proportion to the labels present, not to the largest label
+    value: labels 10,000,000 and 4,000,000,000 in a 64-voxel image are measured within 1 GiB
+    of address space, in rows carrying those numbers."""
+    size = (4, 4, 4)
+    labels = [0] * 64
+    for index in (0, 1, 5):
+        labels[index] = 10_000_000
+    for index in (63, 62):
+        labels[index] = 4_000_000_000
+    labels[20] = 2
+    write_mha(os.path.join(work, "large.mha"), size, labels, "MET_UINT")
+    for name in ("large.csv", "large.json"):
+        result = subprocess.run([cli.volccl, "stats", "large.mha", "-o", name], cwd=work,
+                                capture_output=True, text=True, timeout=60,
+                                preexec_fn=limit_address_space)
+        expect_success(result)
+        expect(result.stdout.startswith("measured 4x4x4 voxels: 3 labels"), result.stdout)
+    _, rows = read_stats_csv(os.path.join(work, "large.csv"))
+    expect([(int(row["label"]), int(row["count"])) for row in rows] ==
+           [(2, 1), (10_000_000, 3), (4_000_000_000, 2)], f"rows {rows}")
+    expect(abs(rows[1]["centroid_index_x"] - 2 / 3) < 1e-12 and
+           abs(rows[1]["centroid_index_y"] - 1 / 3) < 1e-12 and
+           rows[2]["bounding_box_min_x"] == 2 and rows[2]["bounding_box_max_z"] == 3,
+           f"rows {rows}")
+    _, json_rows = read_stats_json(os.path.join(work, "large.json"))
+    expect([row["label"] for row in json_rows] == [2, 10_000_000, 4_000_000_000],
+           f"JSON rows {json_rows}")
+    # Measured as their renumbered image would be, and as volccl label --stats writes it.
+    small = [{0: 0, 2: 1, 10_000_000: 2, 4_000_000_000: 3}[value] for value in labels]
+    write_mha(os.path.join(work, "small.mha"), size, small, "MET_UCHAR")
+    expect_success(cli.run("stats", "small.mha", "-o", "small.csv", "-q", cwd=work))
+    _, small_rows = read_stats_csv(os.path.join(work, "small.csv"))
+    for row, small_row in zip(rows, small_rows):
+        expect({**row, "label": 0} == {**small_row, "label": 0}, f"{row} != {small_row}")
+    # One above volccl's largest label is still refused.
+    labels[7] = 2**32 - 1
+    write_mha(os.path.join(work, "above.mha"), size, labels, "MET_UINT")
+    expect_error(cli.run("stats", "above.mha", "-o", "above.csv", cwd=work), 1, "not a label")
+    expect_files(work, ["large.mha", "large.csv", "large.json", "small.mha", "small.csv",
+                        "above.mha"])
+
+
 @case
 def generate_too_large(cli, work):
     expect_error(cli.run("generate", "random", "--size", "3000,3000,3000", "-o", "big.nii",
