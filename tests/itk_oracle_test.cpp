@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,12 +25,14 @@
 #include <itkImage.h>
 #include <itkImageFileReader.h>
 #include <itkLabelImageToShapeLabelMapFilter.h>
+#include <itkScalarConnectedComponentImageFilter.h>
 
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
 #include "volccl/statistics.h"
 #include "volccl/volccl.h"
+#include "volcclLabelImage.h"
 #include "volcclOtsuForeground.h"
 
 namespace volccl::test {
@@ -71,6 +75,7 @@ std::vector<LabelOptions> volccl_configurations(int connectivity) {
     if (backend == Backend::cuda && !cuda_available()) continue;
     for (Algorithm algorithm : all_algorithms()) {
       if (!supports(algorithm, connectivity)) continue;
+      if (backend == Backend::cuda && runs_on_cpu_only(algorithm)) continue;
       LabelOptions options;
       options.algorithm = algorithm;
       options.connectivity = connectivity;
@@ -453,6 +458,100 @@ TEST_P(ItkShapeStatistics, HilbertCurveAndRealVolumes) {
 
 INSTANTIATE_TEST_SUITE_P(Connectivity, ItkShapeStatistics, ::testing::Values(6, 26, 4, 8),
                          connectivity_name);
+
+// Label maps against ITK's ScalarConnectedComponentImageFilter with DistanceThreshold 0 and a
+// mask of the non-background voxels: where the semantics agree (docs/itk.md), the same bytes.
+template <typename TPixel>
+::testing::AssertionResult label_map_matches_itk(
+    const typename itk::Image<TPixel, 3>::Pointer& values, bool fully_connected, Backend backend) {
+  using ValueImage = itk::Image<TPixel, 3>;
+  auto mask = MaskImage::New();
+  mask->CopyInformation(values);  // ITK checks that the mask lies where the image does
+  mask->SetRegions(values->GetBufferedRegion());
+  mask->Allocate();
+  const std::size_t voxels = values->GetBufferedRegion().GetNumberOfPixels();
+  for (std::size_t i = 0; i < voxels; ++i) {
+    mask->GetBufferPointer()[i] = values->GetBufferPointer()[i] != 0;
+  }
+  using Filter = itk::ScalarConnectedComponentImageFilter<ValueImage, LabelImage, MaskImage>;
+  auto filter = Filter::New();
+  filter->SetInput(values);
+  filter->SetMaskImage(mask);
+  filter->SetDistanceThreshold(0);
+  filter->SetFullyConnected(fully_connected);
+  filter->Update();
+  LabelOptions options;
+  options.connectivity = fully_connected ? 26 : 6;
+  options.backend = backend;
+  const LabeledImage<3> ours = LabelEachValue(values.GetPointer(), options);
+  // The functor filter leaves GetObjectCount() at 0 and gaps between its labels (each
+  // component keeps a provisional label of its own): renumber them in raster order of their
+  // first voxel, the partition compared as it is.
+  const unsigned int* itk_labels = filter->GetOutput()->GetBufferPointer();
+  std::vector<unsigned int> theirs(voxels, 0);
+  std::unordered_map<unsigned int, unsigned int> renumbered;
+  for (std::size_t i = 0; i < voxels; ++i) {
+    if (itk_labels[i] == 0) continue;
+    const auto next = static_cast<unsigned int>(renumbered.size() + 1);
+    theirs[i] = renumbered.emplace(itk_labels[i], next).first->second;
+  }
+  const auto their_count = static_cast<unsigned int>(renumbered.size());
+  if (ours.Result.component_count != their_count) {
+    return ::testing::AssertionFailure()
+           << ours.Result.component_count << " components, ITK " << their_count;
+  }
+  for (std::size_t i = 0; i < voxels; ++i) {
+    if (ours.Labels->GetBufferPointer()[i] != theirs[i]) {
+      return ::testing::AssertionFailure()
+             << "voxel " << i << ": " << ours.Labels->GetBufferPointer()[i] << ", ITK "
+             << theirs[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(ItkScalarConnectedComponents, RandomLabelMapsAndTheSeg35Map) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  std::mt19937 random(seed);
+  for (Backend backend : {Backend::cpu, Backend::cuda}) {
+    if (backend == Backend::cuda && !cuda_available()) continue;
+    for (unsigned granularity : {1u, 3u}) {
+      for (unsigned value_count : {2u, 9u, 300u}) {
+        using ValueImage = itk::Image<std::int16_t, 3>;
+        auto values = ValueImage::New();
+        ValueImage::SizeType size = {{37, 29, 23}};
+        values->SetRegions(size);
+        values->Allocate();
+        std::int16_t* voxels = values->GetBufferPointer();
+        std::uniform_int_distribution<int> pick(-static_cast<int>(value_count) / 2,
+                                                static_cast<int>(value_count) / 2);
+        std::vector<std::int16_t> cells(37 * 29 * 23);
+        for (auto& cell : cells) cell = static_cast<std::int16_t>(pick(random));
+        for (unsigned z = 0; z < 23; ++z) {
+          for (unsigned y = 0; y < 29; ++y) {
+            for (unsigned x = 0; x < 37; ++x) {
+              voxels[(z * 29 + y) * 37 + x] =
+                  cells[((z / granularity) * 29 + y / granularity) * 37 + x / granularity];
+            }
+          }
+        }
+        for (bool fully_connected : {false, true}) {
+          EXPECT_TRUE(label_map_matches_itk<std::int16_t>(values, fully_connected, backend))
+              << value_count << " values, granularity " << granularity << ", "
+              << to_string(backend);
+        }
+      }
+    }
+    const std::filesystem::path seg35 =
+        data_directory() / "brain_oasis1_neurite/OASIS_OAS1_0455_MR1/aligned_seg35.nii.gz";
+    if (!std::filesystem::exists(seg35)) continue;
+    const auto map = itk::ReadImage<itk::Image<std::uint8_t, 3>>(seg35.string());
+    for (bool fully_connected : {false, true}) {
+      EXPECT_TRUE(label_map_matches_itk<std::uint8_t>(map, fully_connected, backend)) << seg35;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace volccl::test

@@ -20,13 +20,16 @@ def random_label_map(rng, shape, value_count, granularity, dtype, background_sha
     """Cubes of `granularity` voxels a side, each 0 with probability `background_share`, else
     one of `value_count` distinct non-zero values of `dtype` (its extremes and -1 among them)."""
     info = np.iinfo(dtype)
-    extremes = [info.max, info.min, -1 if info.min < 0 else 1, 1, 2]
+    extremes = [int(info.max), int(info.min), -1 if info.min < 0 else 1, 1, 2]
     pool = [v for v in dict.fromkeys(extremes) if v != 0]
-    while len(pool) < min(value_count, info.max - info.min):
-        candidate = int(rng.integers(info.min, info.max, endpoint=True, dtype=np.int64)
-                        if info.max <= np.iinfo(np.int64).max
-                        else rng.integers(0, 2**63, dtype=np.uint64) * 2 + 1)
-        if candidate != 0 and candidate not in pool:
+    wanted = min(value_count, int(info.max) - int(info.min))  # the non-zero values of dtype
+    if wanted == int(info.max) - int(info.min):
+        pool = [v for v in range(int(info.min), int(info.max) + 1) if v != 0]
+    taken = set(pool)
+    while len(pool) < wanted:
+        candidate = int(rng.integers(info.min, info.max, endpoint=True, dtype=dtype))
+        if candidate != 0 and candidate not in taken:
+            taken.add(candidate)
             pool.append(candidate)
     values = np.array(pool[:value_count], dtype=dtype)
     coarse = tuple(-(-side // granularity) for side in shape)
