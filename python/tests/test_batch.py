@@ -20,6 +20,7 @@ def test_batch_equals_items(rng, item_shape, connectivity):
     assert counts.dtype == np.uint64 and counts.shape == (items,)
     for item in range(items):
         expected, count = volccl.connected_components(masks[item], connectivity=connectivity,
+                                                      binary_image=True,
                                                       return_N=True)
         np.testing.assert_array_equal(labels[item], expected)
         assert counts[item] == count
@@ -35,4 +36,5 @@ def test_batch_of_fortran_ordered_floats_and_out_dtype(rng):
                                                            device="cpu", algorithm="uf")
         assert labels.dtype == out_dtype
         for item in range(3):
-            np.testing.assert_array_equal(labels[item], volccl.connected_components(masks[item]))
+            np.testing.assert_array_equal(labels[item],
+                                          volccl.connected_components(masks[item], binary_image=True))
