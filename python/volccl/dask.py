@@ -224,8 +224,10 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
       background, row i the component labeled label_offset + i.
     return_N: also return N, the number of components, as a 0-d Dask array.
     label_offset: the components are numbered label_offset + 1 .. label_offset + N.
-    binary_image, device, algorithm, threads: passed to volccl.connected_components on every
-      chunk (device "auto": each worker's GPU when it has one, else its CPU).
+    binary_image: None (bool arrays are masks, others label maps, as in
+      volccl.connected_components), True or False.
+    device, algorithm, threads: passed to volccl.connected_components on every chunk (device
+      "auto": each worker's GPU when it has one, else its CPU).
 
     Returns labels (a uint64 Dask array of darr's shape and chunks), then N with return_N, then
     the statistics with statistics=True. Nothing runs until they are computed.
@@ -237,6 +239,10 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
     from dask.highlevelgraph import HighLevelGraph
 
     connectivity = _check_array(darr, connectivity)
+    # As volccl.connected_components decides it, once for every chunk: bool arrays are masks,
+    # others label maps, whose neighbours across chunk boundaries join only when equal.
+    if binary_image is None:
+        binary_image = np.dtype(darr.dtype).kind == "b"
     label_offset = int(label_offset)
     if label_offset < 0 or label_offset + darr.size >= 2**64:
         raise ValueError(f"label_offset must be >= 0 and leave room for the labels in uint64, "
