@@ -32,10 +32,25 @@ std::string WithoutLibraryPrefix(std::string message) {
 }
 
 std::string OneLine(std::string message) {
-  for (char& c : message) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  // Control characters, and the UTF-8 line and paragraph separators, would break the line (or
+  // the terminal): a damaged header's bytes end up in messages.
+  std::string line;
+  line.reserve(message.size());
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(message[i]);
+    const bool next_line = byte == 0xC2 && i + 1 < message.size() &&
+                           static_cast<unsigned char>(message[i + 1]) == 0x85;
+    const bool separator = byte == 0xE2 && i + 2 < message.size() &&
+                           static_cast<unsigned char>(message[i + 1]) == 0x80 &&
+                           (static_cast<unsigned char>(message[i + 2]) & 0xFE) == 0xA8;
+    if (byte < 0x20 || byte == 0x7F || next_line || separator) {
+      line += ' ';
+      i += next_line ? 1 : (separator ? 2 : 0);
+    } else {
+      line += message[i];
+    }
   }
-  message = WithoutLibraryPrefix(std::move(message));
+  message = WithoutLibraryPrefix(std::move(line));
   while (!message.empty() && message.back() == ' ') message.pop_back();
   return message;
 }
