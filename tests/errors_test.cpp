@@ -239,12 +239,11 @@ TEST(Names, UnknownNamesAreInvalid) {
 }
 
 TEST(Names, RoundTrip) {
-  EXPECT_EQ(
-      all_algorithms(),
-      (std::vector<Algorithm>{Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic,
-                              Algorithm::uf, Algorithm::ufb, Algorithm::ruf, Algorithm::ke,
-                              Algorithm::ha4, Algorithm::ha4_64, Algorithm::le, Algorithm::tm,
-                              Algorithm::rts}));
+  EXPECT_EQ(all_algorithms(),
+            (std::vector<Algorithm>{
+                Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic, Algorithm::uf,
+                Algorithm::ufb, Algorithm::ruf, Algorithm::ke, Algorithm::ha4, Algorithm::ha4_64,
+                Algorithm::le, Algorithm::tm, Algorithm::rts}));
   for (Algorithm algorithm : all_algorithms()) {
     EXPECT_EQ(parse_algorithm(to_string(algorithm)), algorithm) << to_string(algorithm);
   }

@@ -34,8 +34,7 @@ void PrintInfo(const InputInformation& information) {
   for (unsigned i = 0; i < VDimension; ++i) {
     for (unsigned j = 0; j < VDimension; ++j) text << ' ' << image->GetDirection()(i, j);
   }
-  text << "\npixel type: "
-       << itk::ImageIOBase::GetComponentTypeAsString(information.component_type)
+  text << "\npixel type: " << itk::ImageIOBase::GetComponentTypeAsString(information.component_type)
        << "\nvalues: " << *lowest << " to " << *highest << "\nforeground (non-zero): " << foreground
        << " of " << voxels << " voxels, "
        << 100.0 * static_cast<double>(foreground) / static_cast<double>(voxels) << " %\n"
