@@ -93,52 +93,34 @@ Algorithm automatic_choice(int connectivity, Backend backend, bool label_map) {
                         " does not exist; use 4 or 8 for 2D images, 6, 18 or 26 for volumes");
 }
 
-std::string to_string(ValueType type) {
-  switch (type) {
-    case ValueType::uint8:
-      return "uint8";
-    case ValueType::uint16:
-      return "uint16";
-    case ValueType::uint32:
-      return "uint32";
-    case ValueType::uint64:
-      return "uint64";
-    case ValueType::int8:
-      return "int8";
-    case ValueType::int16:
-      return "int16";
-    case ValueType::int32:
-      return "int32";
-    case ValueType::int64:
-      return "int64";
+namespace {
+
+struct ValueTypeInfo {
+  ValueType type;
+  const char* name;
+  std::size_t size;
+  bool is_signed;
+};
+
+constexpr ValueTypeInfo kValueTypes[] = {
+    {ValueType::uint8, "uint8", 1, false},   {ValueType::uint16, "uint16", 2, false},
+    {ValueType::uint32, "uint32", 4, false}, {ValueType::uint64, "uint64", 8, false},
+    {ValueType::int8, "int8", 1, true},      {ValueType::int16, "int16", 2, true},
+    {ValueType::int32, "int32", 4, true},    {ValueType::int64, "int64", 8, true}};
+
+const ValueTypeInfo& info_of(ValueType type) {
+  for (const ValueTypeInfo& info : kValueTypes) {
+    if (info.type == type) return info;
   }
   throw InvalidArgument("unknown volccl::ValueType value " +
                         std::to_string(static_cast<int>(type)));
 }
 
-std::size_t size_of(ValueType type) {
-  switch (type) {
-    case ValueType::uint8:
-    case ValueType::int8:
-      return 1;
-    case ValueType::uint16:
-    case ValueType::int16:
-      return 2;
-    case ValueType::uint32:
-    case ValueType::int32:
-      return 4;
-    case ValueType::uint64:
-    case ValueType::int64:
-      return 8;
-  }
-  throw InvalidArgument("unknown volccl::ValueType value " +
-                        std::to_string(static_cast<int>(type)));
-}
+}  // namespace
 
-bool is_signed(ValueType type) {
-  return type == ValueType::int8 || type == ValueType::int16 || type == ValueType::int32 ||
-         type == ValueType::int64;
-}
+std::string to_string(ValueType type) { return info_of(type).name; }
+std::size_t size_of(ValueType type) { return info_of(type).size; }
+bool is_signed(ValueType type) { return info_of(type).is_signed; }
 
 Algorithm parse_algorithm(const std::string& name) {
   if (name == to_string(Algorithm::automatic)) return Algorithm::automatic;

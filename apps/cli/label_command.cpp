@@ -579,20 +579,21 @@ typename MaskImage<VDimension>::Pointer Binarize(const itk::Image<TPixel, VDimen
   return mask;
 }
 
-// Labels `image` (or its foreground), on the CPU when the device is auto and the GPU has too
-// little memory.
+// Labels `image`'s non-zero voxels, or with `each_value` its regions of equal value other than
+// `background`, on the CPU when the device is auto and the GPU has too little memory.
 template <typename TPixel, unsigned VDimension>
 LabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimension>* image,
-                                           LabelOptions options, bool measure, bool quiet) {
+                                           LabelOptions options, bool measure, bool quiet,
+                                           bool each_value = false, TPixel background = TPixel{}) {
   try {
-    return detail::LabelImage(image, options, TPixel{}, measure);
+    return detail::LabelImage(image, options, background, measure, each_value);
   } catch (const OutOfDeviceMemory& error) {
     if (options.backend != Backend::automatic) throw;
     if (!quiet) {
       std::cerr << "volccl: " << OneLine(error.what()) << "; labeling on the CPU instead\n";
     }
     options.backend = Backend::cpu;
-    return detail::LabelImage(image, options, TPixel{}, measure);
+    return detail::LabelImage(image, options, background, measure, each_value);
   }
 }
 
@@ -600,17 +601,9 @@ LabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimension>*
 template <typename TPixel>
 TPixel ParseBackground(const std::string& text) {
   const bool negative = !text.empty() && text[0] == '-';
-  const std::string digits = negative ? text.substr(1) : text;
-  std::uint64_t magnitude = 0;
-  bool valid = !digits.empty() && (digits.size() == 1 || digits[0] != '0');
-  for (const char c : digits) {
-    const unsigned digit = static_cast<unsigned>(c - '0');
-    if (digit > 9 || magnitude > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
-      valid = false;
-      break;
-    }
-    magnitude = magnitude * 10 + digit;
-  }
+  const std::optional<std::uint64_t> parsed = ParseWholeNumber(negative ? text.substr(1) : text);
+  const bool valid = parsed.has_value();
+  const std::uint64_t magnitude = parsed.value_or(0);
   using Limits = std::numeric_limits<TPixel>;
   // |min| computed without overflow: -(min + 1) fits, then one more.
   const std::uint64_t lowest_magnitude =
@@ -625,23 +618,6 @@ TPixel ParseBackground(const std::string& text) {
   // Two's complement: the value -magnitude has the bits of 0 - magnitude.
   return negative ? static_cast<TPixel>(std::uint64_t{0} - magnitude)
                   : static_cast<TPixel>(magnitude);
-}
-
-// Labels a label map, as LabelWithFallback a mask.
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelEachValueWithFallback(const itk::Image<TPixel, VDimension>* image,
-                                                    LabelOptions options, bool measure, bool quiet,
-                                                    TPixel background) {
-  try {
-    return detail::LabelImage(image, options, background, measure, true);
-  } catch (const OutOfDeviceMemory& error) {
-    if (options.backend != Backend::automatic) throw;
-    if (!quiet) {
-      std::cerr << "volccl: " << OneLine(error.what()) << "; labeling on the CPU instead\n";
-    }
-    options.backend = Backend::cpu;
-    return detail::LabelImage(image, options, background, measure, true);
-  }
 }
 
 // A labeling, and for a label map what reads each component's value off the input (which it
@@ -671,8 +647,8 @@ LabeledInput<VDimension> ReadAndLabel(const InputInformation& information,
       progress.Start(labeling);
       LabeledInput<VDimension> result;
       result.labeled =
-          LabelEachValueWithFallback(image.GetPointer(), options, request.Measures(), request.quiet,
-                                     ParseBackground<TPixel>(request.background));
+          LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet, true,
+                            ParseBackground<TPixel>(request.background));
       result.values_of = [image](const std::uint32_t* labels, std::uint32_t count) {
         const auto& size = image->GetBufferedRegion().GetSize();
         const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
