@@ -1,13 +1,10 @@
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 #include "itkCudaConnectedComponentImageFilter.h"
-#include "itkImageRegionIterator.h"
 #include "volccl/relabel.h"
 #include "volcclLabelImage.h"
 
@@ -20,18 +17,8 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
   const RegionType region = output->GetRequestedRegion();
   m_Moments.clear();
   m_Geometry = volccl::GeometryOf(output);
-  // With BackgroundValue 0, ITK's numbering is volccl's: a uint32 output is labeled in place.
-  const std::size_t voxels = region.GetNumberOfPixels();
-  const bool whole_buffer = output->GetBufferedRegion() == region;
-  std::uint32_t* labels = nullptr;
-  if constexpr (std::is_same<OutputPixelType, std::uint32_t>::value) {
-    if (m_BackgroundValue == 0 && whole_buffer) labels = output->GetBufferPointer();
-  }
-  std::unique_ptr<std::uint32_t[]> converted_labels;
-  if (labels == nullptr) {
-    converted_labels.reset(new std::uint32_t[voxels]);
-    labels = converted_labels.get();
-  }
+  std::unique_ptr<std::uint32_t[]> scratch;
+  std::uint32_t* labels = this->ObjectNumberBuffer(output, region, m_BackgroundValue, scratch);
   this->Label(region, labels, m_ComputeStatistics ? &m_Moments : nullptr, 0.8f);
   m_OriginalNumberOfObjects = this->GetObjectCount();
   volccl::RelabelOptions relabeling;
@@ -45,38 +32,7 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
                                          static_cast<std::uint32_t>(m_OriginalNumberOfObjects),
                                          relabeling, m_ComputeStatistics ? &m_Moments : nullptr));
   }
-
-  const LabelType objects = this->GetObjectCount();
-  if (objects > static_cast<SizeValueType>(NumericTraits<OutputPixelType>::max())) {
-    itkExceptionMacro(<< "Number of objects (" << objects
-                      << ") greater than maximum of output pixel type ("
-                      << static_cast<typename NumericTraits<OutputImagePixelType>::PrintType>(
-                             NumericTraits<OutputPixelType>::max())
-                      << ").");
-  }
-
-  // ITK numbers the objects 0, 1, 2, ... in raster order, skipping BackgroundValue: from 1 when
-  // it is 0, the default. Object k (volccl's label k, from 1) is k - 1, or k from
-  // BackgroundValue on.
-  if (converted_labels) {
-    const auto background = static_cast<std::int64_t>(m_BackgroundValue);
-    const OutputPixelType background_value = m_BackgroundValue;
-    const auto itk_number = [background, background_value](std::uint32_t label) {
-      if (label == 0) return background_value;
-      const std::int64_t first = std::int64_t{label} - 1;
-      return static_cast<OutputPixelType>(background >= 0 && first >= background ? first + 1
-                                                                                 : first);
-    };
-    if (whole_buffer) {
-      OutputPixelType* out = output->GetBufferPointer();
-      this->ForEachChunk(voxels, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) out[i] = itk_number(labels[i]);
-      });
-    } else {
-      ImageRegionIterator<OutputImageType> out(output, region);
-      for (std::size_t i = 0; i < voxels; ++i, ++out) out.Set(itk_number(labels[i]));
-    }
-  }
+  this->WriteObjectNumbers(output, region, labels, m_BackgroundValue);
   this->UpdateProgress(1.0f);
 }
 

@@ -3,10 +3,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "itkCudaLabelingImageFilterBase.h"
 #include "itkImageRegionConstIterator.h"
+#include "itkImageRegionIterator.h"
 #include "volccl/volccl.h"
 
 namespace itk {
@@ -41,13 +43,9 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
     const InputRegionType& region, std::uint32_t* labels,
     std::vector<volccl::ComponentMoments>* moments, float progress_after) {
   const InputImageType* input = this->GetInput();
-  const MaskImageType* mask = this->GetMaskImage();
+  const MaskImageType* mask = MaskCovering(region);
   const volccl::Extent3 extent{region.GetSize(0), region.GetSize(1),
                                InputImageDimension == 3 ? region.GetSize(2) : 1};
-  if (mask && !mask->GetBufferedRegion().IsInside(region)) {
-    itkExceptionMacro(<< "the mask's buffered region " << mask->GetBufferedRegion()
-                      << " does not cover the input's region " << region);
-  }
 
   // Foreground as ConnectedComponentImageFilter has it: non-zero input where the mask is
   // non-zero (its MaskImageFilter sets the rest to zero).
@@ -77,20 +75,91 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
     }
   }
   this->UpdateProgress(0.2f * progress_after);
+  LabelWithVolccl(volccl::LabelInput::binary(foreground.get()), region, labels, moments,
+                  progress_after);
+}
 
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::LabelWithVolccl(
+    const volccl::LabelInput& input, const InputRegionType& region, std::uint32_t* labels,
+    std::vector<volccl::ComponentMoments>* moments, float progress_after) {
+  const volccl::Extent3 extent{region.GetSize(0), region.GetSize(1),
+                               InputImageDimension == 3 ? region.GetSize(2) : 1};
   volccl::LabelOptions options;
   options.connectivity = ResolvedConnectivity();
   options.algorithm = m_Algorithm;
   options.backend = m_Backend;
   try {
-    m_LabelResult = moments != nullptr
-                        ? volccl::label(foreground.get(), extent, labels, *moments, options)
-                        : volccl::label(foreground.get(), extent, labels, options);
+    m_LabelResult = moments != nullptr ? volccl::label(input, extent, labels, *moments, options)
+                                       : volccl::label(input, extent, labels, options);
   } catch (const volccl::Error& error) {
     itkExceptionMacro(<< error.what());
   }
   m_ObjectCount = m_LabelResult.component_count;
   this->UpdateProgress(progress_after);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+auto CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::MaskCovering(
+    const InputRegionType& region) const -> const MaskImageType* {
+  const MaskImageType* mask = this->GetMaskImage();
+  if (mask && !mask->GetBufferedRegion().IsInside(region)) {
+    itkExceptionMacro(<< "the mask's buffered region " << mask->GetBufferedRegion()
+                      << " does not cover the input's region " << region);
+  }
+  return mask;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TOutput>
+std::uint32_t*
+CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::ObjectNumberBuffer(
+    TOutput* output, const typename TOutput::RegionType& region,
+    typename TOutput::PixelType background, std::unique_ptr<std::uint32_t[]>& scratch) {
+  if constexpr (std::is_same<typename TOutput::PixelType, std::uint32_t>::value) {
+    if (background == 0 && output->GetBufferedRegion() == region) {
+      return output->GetBufferPointer();
+    }
+  }
+  scratch.reset(new std::uint32_t[region.GetNumberOfPixels()]);
+  return scratch.get();
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TOutput>
+void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::WriteObjectNumbers(
+    TOutput* output, const typename TOutput::RegionType& region, const std::uint32_t* labels,
+    typename TOutput::PixelType background) {
+  using OutputPixelType = typename TOutput::PixelType;
+  if (m_ObjectCount > static_cast<SizeValueType>(NumericTraits<OutputPixelType>::max())) {
+    itkExceptionMacro(<< "Number of objects (" << m_ObjectCount
+                      << ") greater than maximum of output pixel type ("
+                      << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(
+                             NumericTraits<OutputPixelType>::max())
+                      << ").");
+  }
+  const bool whole_buffer = output->GetBufferedRegion() == region;
+  if (whole_buffer && static_cast<const void*>(labels) == output->GetBufferPointer()) return;
+
+  // ITK numbers the objects 0, 1, 2, ... in raster order, skipping BackgroundValue: from 1 when
+  // it is 0, the default. Object k (volccl's label k, from 1) is k - 1, or k from
+  // BackgroundValue on.
+  const auto skipped = static_cast<std::int64_t>(background);
+  const auto itk_number = [skipped, background](std::uint32_t label) {
+    if (label == 0) return background;
+    const std::int64_t first = std::int64_t{label} - 1;
+    return static_cast<OutputPixelType>(skipped >= 0 && first >= skipped ? first + 1 : first);
+  };
+  const std::size_t voxels = region.GetNumberOfPixels();
+  if (whole_buffer) {
+    OutputPixelType* out = output->GetBufferPointer();
+    ForEachChunk(voxels, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) out[i] = itk_number(labels[i]);
+    });
+  } else {
+    ImageRegionIterator<TOutput> out(output, region);
+    for (std::size_t i = 0; i < voxels; ++i, ++out) out.Set(itk_number(labels[i]));
+  }
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
