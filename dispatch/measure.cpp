@@ -42,8 +42,8 @@ std::vector<ComponentMoments> measure(const std::uint32_t* labels, Extent3 exten
   std::vector<ComponentMoments> table(component_count);
   const std::uint64_t rows = extent.y * extent.z;
   const std::uint64_t width = extent.x;
-  const unsigned workers = static_cast<unsigned>(
-      std::min<std::uint64_t>(detail::resolve_thread_count(cpu_threads), rows));
+  const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(
+      detail::resolve_thread_count(cpu_threads, extent.voxel_count()), rows));
   std::vector<Slab> slabs(workers);
   for (unsigned w = 0; w < workers; ++w) {
     slabs[w].begin_row = rows * w / workers;

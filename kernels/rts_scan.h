@@ -576,7 +576,8 @@ LabelResult label_runs(const Voxels& voxels, Extent3 extent, int connectivity,
   LabelResult result;
   result.backend_used = Backend::cpu;
   result.algorithm_used = options.algorithm;
-  RunScan<Voxels> scan(voxels, extent, connectivity, resolve_thread_count(options.cpu_threads));
+  RunScan<Voxels> scan(voxels, extent, connectivity,
+                       resolve_thread_count(options.cpu_threads, extent.voxel_count()));
   result.timings.allocation_ms = step.lap();
   scan.pack();
   result.timings.initialization_ms = step.lap();

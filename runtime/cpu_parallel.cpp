@@ -10,9 +10,14 @@
 
 namespace volccl::detail {
 
-unsigned resolve_thread_count(unsigned requested) {
+unsigned resolve_thread_count(unsigned requested, std::uint64_t voxels) {
   if (requested > 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
+  // Starting and joining a thread costs about as much as labeling tens of thousands of voxels,
+  // so a small volume asked to use "all cores" uses only as many as it can keep busy.
+  constexpr std::uint64_t kVoxelsPerThread = std::uint64_t{1} << 15;
+  const std::uint64_t useful = std::max<std::uint64_t>(1, voxels / kVoxelsPerThread);
+  return static_cast<unsigned>(
+      std::min<std::uint64_t>(std::max(1u, std::thread::hardware_concurrency()), useful));
 }
 
 void parallel_for(std::uint64_t count, unsigned threads,
@@ -43,7 +48,7 @@ void parallel_for(std::uint64_t count, unsigned threads,
 }
 
 HostLabeling::HostLabeling(Extent3 extent, const LabelOptions& options)
-    : threads_(resolve_thread_count(options.cpu_threads)),
+    : threads_(resolve_thread_count(options.cpu_threads, extent.voxel_count())),
       root_bitmap_(rank_words(extent.voxel_count()), 0),
       words_before_(root_bitmap_.size()) {
   result_.backend_used = Backend::cpu;

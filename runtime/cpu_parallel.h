@@ -11,7 +11,9 @@
 
 namespace volccl::detail {
 
-unsigned resolve_thread_count(unsigned requested);
+// The worker count for `requested` threads (0: all cores, but no more than a volume of `voxels`
+// keeps busy; an explicit count is taken as it is).
+unsigned resolve_thread_count(unsigned requested, std::uint64_t voxels);
 
 void parallel_for(std::uint64_t count, unsigned threads,
                   const std::function<void(std::uint64_t begin, std::uint64_t end)>& body);

@@ -147,7 +147,7 @@ struct LabelOptions {
   // (extent.z == 1): 4 (edges) or 8 (edges and corners). A one-slice volume may also be labeled
   // with 6, 18 or 26, which give the labels of 4, 8 and 8.
   int connectivity = 26;
-  // Worker threads of the CPU backend; 0 means std::thread::hardware_concurrency().
+  // Worker threads of the CPU backend; 0: all cores, or fewer for a volume too small to use them.
   unsigned cpu_threads = 0;
   // Time each step of the CUDA backend with CUDA events (YACCLAB's "average with steps" test).
   // Off, only allocation_ms and total_ms (and the host API's transfers) are measured: the
