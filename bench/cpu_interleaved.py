@@ -7,7 +7,10 @@ in one process, so that a machine shared with other work slows every peer alike.
 
 For every DIR/NAME.npy (a volume `volccl bench --dump-dir` wrote) and, with --images, YACCLAB-
 style 2048^2 images (density 10-90 %, granularity 1, 4 and 16, NumPy's MT19937): the labels of
-volccl and cc3d are checked equal first; then each round times volccl with --threads threads,
+volccl and cc3d are checked equal first. With --label-maps, label maps instead, each connected
+region of equal non-zero value a component on both sides (cc3d's default): the connectomics
+segmentation (--connectomics, its .npy.gz), an OASIS seg35 map (--seg35, a .npy) and random
+512^3 maps of 2, 16 and 65536 values at granularity 1 and 4. then each round times volccl with --threads threads,
 volccl with one, cc3d.connected_components (one thread) and, on images, cv2.connectedComponents
 (--threads threads), one run each in turn, after one untimed round. Each output is allocated
 by its labeler (NumPy arrays), as users have them. Medians of --runs rounds.
@@ -15,6 +18,7 @@ by its labeler (NumPy arrays), as users have them. Medians of --runs rounds.
 
 import argparse
 import csv
+import gzip
 import pathlib
 import re
 import statistics
@@ -47,6 +51,27 @@ def images():
             yield f"image-2048-d{density}-g{granularity}", np.ascontiguousarray(image, np.uint8)
 
 
+def random_label_map(seed, side, value_count, granularity):
+    random = np.random.default_rng(seed)
+    coarse = -(-side // granularity)
+    cells = random.integers(0, value_count, size=(coarse,) * 3, dtype=np.uint32)
+    for axis in range(3):
+        cells = np.repeat(cells, granularity, axis=axis)
+    return np.ascontiguousarray(cells[:side, :side, :side])
+
+
+def label_maps(arguments):
+    if arguments.connectomics is not None:
+        with gzip.open(arguments.connectomics) as file:
+            yield "connectomics-512", np.ascontiguousarray(np.load(file))
+    if arguments.seg35 is not None:
+        yield "oasis-seg35", np.ascontiguousarray(np.load(arguments.seg35))
+    for value_count in (2, 16, 65536):
+        for granularity in (1, 4):
+            yield (f"random-512-v{value_count}-g{granularity}",
+                   random_label_map(value_count + granularity, 512, value_count, granularity))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -56,18 +81,26 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--volumes", default=".*", help="regular expression on the names")
     parser.add_argument("--images", action="store_true", help="the 2048^2 images at 8 and 4")
+    parser.add_argument("--label-maps", action="store_true",
+                        help="label maps (every region of equal value) instead of DIR's volumes")
+    parser.add_argument("--connectomics", type=pathlib.Path,
+                        help="with --label-maps: connectomics.npy.gz")
+    parser.add_argument("--seg35", type=pathlib.Path, help="with --label-maps: a seg35 .npy")
     parser.add_argument("--csv", type=pathlib.Path)
     arguments = parser.parse_args()
     if cv2 is not None:
         cv2.setNumThreads(arguments.threads)
     cases = []
-    for path in sorted(arguments.dump_dir.glob("*.npy")):
+    for path in sorted(arguments.dump_dir.glob("*.npy")) if not arguments.label_maps else []:
         name = path.name[:-len(".npy")]
         if name.endswith(".labels") or ".c" in name or not re.search(arguments.volumes, name):
             continue
         cases += [(name, path, c) for c in arguments.connectivity]
     if arguments.images:
         cases += [(name, image, c) for name, image in images() for c in (8, 4)]
+    if arguments.label_maps:
+        cases += [(name, volume, c) for name, volume in label_maps(arguments)
+                  for c in arguments.connectivity]
     rows = []
     print("| volume | connectivity | volccl 2 t | volccl 1 t | cc3d | OpenCV | cc3d / volccl 2 t "
           "| cc3d / volccl 1 t |", flush=True)
@@ -76,11 +109,13 @@ def main():
 
         def ours(threads):
             return volccl.connected_components(volume, connectivity=connectivity,
-                                               binary_image=True, algorithm="rts",
+                                               binary_image=not arguments.label_maps,
+                                               algorithm="rts",
                                                device="cpu", threads=threads, return_N=True)
 
         def theirs():
-            return cc3d.connected_components(volume, connectivity=connectivity, return_N=True)
+            return cc3d.connected_components(volume, connectivity=connectivity, return_N=True,
+                                             binary_image=not arguments.label_maps)
 
         peers = {"volccl": lambda: ours(arguments.threads), "volccl-1": lambda: ours(1),
                  "cc3d": theirs}
