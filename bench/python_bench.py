@@ -3,9 +3,12 @@
 
 - GPU, CuPy arrays: volccl.connected_components against cupyx.scipy.ndimage.label and
   cucim.skimage.measure.label, and with statistics=True against cucim's label + regionprops
-  (area, centroid, bbox); the Python call's overhead over the C++ call (the median wall time of
-  the call minus the median of the library's own LabelResult total, which the module returns as
-  total_ms).
+  (area, centroid, bbox).
+- GPU, the Python call's overhead over the C++ call: the median over many calls of
+  volccl.connected_components' wall time less the wall time of the C++ call inside it
+  (volccl::cuda::label, timed around the call by the compiled module, which returns it as
+  call_ms), on small and large volumes; with --overhead-breakdown also each step of the Python
+  call timed alone.
 - GPU, a batch of N volumes: one connected_components_batch call against N single calls and
   against N calls of cupyx.scipy.ndimage.label.
 - CPU, NumPy arrays: volccl (device="cpu") against cc3d.connected_components and
@@ -16,6 +19,7 @@ peer's component count against volccl's. Medians of --runs timed calls after --w
 timed call synchronized. Peers that are not importable are skipped with a note.
 
 Usage: python_bench.py [--runs 30] [--warmup 5] [--csv FILE] [--cpu-only] [--batch 64]
+                       [--overhead-only] [--overhead-breakdown]
 """
 import argparse
 import csv
@@ -103,16 +107,18 @@ def gpu_rows(volumes, connectivities, args):
         device_volume = cupy.asarray(host)
         for connectivity in connectivities:
             expected, count = ndimage.label(host, structure(host.ndim, connectivity))
-            labels = volccl.connected_components(device_volume, connectivity=connectivity)
+            labels = volccl.connected_components(device_volume, connectivity=connectivity,
+                                                 binary_image=True)
             if not isinstance(labels, cupy.ndarray) or not np.array_equal(labels.get(), expected):
                 sys.exit(f"volccl's GPU labels differ from scipy's on {name} at {connectivity}")
             rank = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}[connectivity]
             cu_structure = cupy.asarray(structure(host.ndim, connectivity))
             timed = {
-                "volccl": lambda: volccl.connected_components(device_volume,
-                                                              connectivity=connectivity),
+                "volccl": lambda: volccl.connected_components(
+                    device_volume, connectivity=connectivity, binary_image=True),
                 "volccl+statistics": lambda: volccl.connected_components(
-                    device_volume, connectivity=connectivity, statistics=True),
+                    device_volume, connectivity=connectivity, binary_image=True,
+                    statistics=True),
                 "cupyx.label": lambda: cundimage.label(device_volume, cu_structure),
             }
             if cumeasure is not None:
@@ -134,20 +140,113 @@ def gpu_rows(volumes, connectivities, args):
                 rows.append({"device": "cuda", "volume": name, "connectivity": connectivity,
                              "tool": tool, "components": count,
                              "median_ms": median_ms(call, args.runs, args.warmup, sync)})
-            # The Python call's overhead: its wall time minus the library's own total for the
-            # same labeling (LabelResult's total_ms, which the compiled module returns).
-            mask = device_volume.view(cupy.uint8)
-            out = cupy.empty(mask.shape, cupy.uint32)
-            stream = cupy.cuda.get_current_stream().ptr
-            library_ms = []
-            for _ in range(args.runs):
-                result = volccl._volccl.label_into(mask, out, connectivity, "auto", "auto", 0,
-                                                   stream, False)
-                library_ms.append(result["total_ms"])
-            public_ms = median_ms(timed["volccl"], args.runs, args.warmup, sync)
-            rows.append({"device": "cuda", "volume": name, "connectivity": connectivity,
-                         "tool": "volccl overhead over C++", "components": count,
-                         "median_ms": public_ms - statistics.median(library_ms)})
+    return rows
+
+
+def microseconds(call, runs, sync):
+    """The median over `runs` batches of the mean time of one call in a batch of 200, in µs."""
+    for _ in range(200):
+        call()
+    sync()
+    batches = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _ in range(200):
+            call()
+        sync()
+        batches.append((time.perf_counter() - start) / 200 * 1e6)
+    return statistics.median(batches)
+
+
+class _CallClock:
+    """Stands in for the compiled module and keeps the C++ call's own time (call_ms) of every
+    labeling made through it, so that each Python call is paired with the C++ call inside it.
+    Its own indirection is counted as Python's overhead."""
+
+    def __init__(self, module):
+        self._module = module
+        self.call_ms = []
+
+    def __getattr__(self, name):
+        attribute = getattr(self._module, name)
+        if name not in ("label_into", "label_map_into"):
+            return attribute
+
+        def timed(*arguments):
+            result = attribute(*arguments)
+            self.call_ms.append(result["call_ms"])
+            return result
+
+        return timed
+
+
+def paired_overhead_us(call, clock, calls):
+    """The median over `calls` calls of each call's wall time less its C++ call's, in µs."""
+    for _ in range(200):
+        call()
+    clock.call_ms.clear()
+    walls = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        walls.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(wall - inner for wall, inner in zip(walls, clock.call_ms)) * 1e3
+
+
+def overhead_rows(args):
+    """The Python call's overhead over the C++ call, on CuPy masks of a few sizes: each call's
+    wall time less the wall time of the C++ call it makes (both synchronous: the count is read
+    back), median of 2000 calls."""
+    import cupy
+    from volccl import _arrays, _volccl
+
+    sync = cupy.cuda.get_current_stream().synchronize
+    rows = []
+    for side in (8, 64, 256):
+        volume = cupy.asarray(random_volume((side,) * 3, 0.3, 4, side).astype(bool))
+        name = f"random-{side}-d30-g4"
+        mask = volume.view(cupy.uint8)
+        out = cupy.empty(volume.shape, cupy.uint32)
+        stream = cupy.cuda.get_current_stream().ptr
+        count = volccl.connected_components(volume, return_N=True)[1]
+        clock = _CallClock(_volccl)
+        volccl._volccl = clock
+        try:
+            python_us = paired_overhead_us(lambda: volccl.connected_components(volume), clock,
+                                           2000)
+            binding_us = paired_overhead_us(
+                lambda: clock.label_into(mask, out, 26, "auto", "auto", 0, stream, False),
+                clock, 2000)
+        finally:
+            volccl._volccl = _volccl
+        call_ms = [_volccl.label_into(mask, out, 26, "auto", "auto", 0, stream,
+                                      False)["call_ms"] for _ in range(200)]
+        timed = {"C++ call": statistics.median(call_ms) * 1e3,
+                 "python over C++": python_us, "binding over C++": binding_us}
+        if args.overhead_breakdown:
+            arrays = _arrays.arrays_for(volume)[1]
+
+            def enter_and_leave():
+                with arrays.device_scope():
+                    pass
+
+            steps = {
+                "step: arrays_for": lambda: _arrays.arrays_for(volume),
+                "step: device scope": enter_and_leave,
+                "step: empty labels": lambda: arrays.empty(volume.shape, np.uint32),
+                "step: mask view": lambda: arrays.mask(volume),
+                "step: current stream": arrays.stream,
+                "step: __dlpack__ of the mask": lambda: mask.__dlpack__(),
+                "step: argument checks": lambda: (volccl._check_device("auto"),
+                                                  volccl._check_threads(0),
+                                                  volccl._connectivity(3, 26),
+                                                  volccl._out_dtype(None)),
+            }
+            for step, call in steps.items():
+                timed[step] = microseconds(call, args.runs, sync)
+        for tool, us in timed.items():
+            rows.append({"device": "cuda", "volume": name, "connectivity": 26, "tool": tool,
+                         "components": count, "median_ms": us / 1e3})
     return rows
 
 
@@ -186,6 +285,10 @@ def main():
     parser.add_argument("--csv")
     parser.add_argument("--cpu-only", action="store_true")
     parser.add_argument("--gpu-only", action="store_true")
+    parser.add_argument("--overhead-only", action="store_true",
+                        help="only the Python call's overhead over the C++ call (GPU)")
+    parser.add_argument("--overhead-breakdown", action="store_true",
+                        help="with the overhead, time each step of the Python call alone")
     parser.add_argument("--side", type=int, default=256, help="side of the random volumes")
     parser.add_argument("--regionprops-max-components", type=int, default=20000,
                         help="time cucim's regionprops only on volumes of at most this many")
@@ -194,9 +297,15 @@ def main():
     volumes = [(f"random-{side}-d30-g1", random_volume((side,) * 3, 0.3, 1, 1)),
                (f"random-{side}-d30-g8", random_volume((side,) * 3, 0.3, 8, 2)),
                ("random-96-d30-g4", random_volume((96,) * 3, 0.3, 4, 3))]
-    rows = [] if args.gpu_only else cpu_rows(volumes, (26, 6), args)
-    if not args.cpu_only and volccl.cuda_available():
+    if args.overhead_only:
+        if not volccl.cuda_available():
+            sys.exit("the overhead is measured on a CUDA device; none is usable")
+        rows = overhead_rows(args)
+    else:
+        rows = [] if args.gpu_only else cpu_rows(volumes, (26, 6), args)
+    if not args.cpu_only and not args.overhead_only and volccl.cuda_available():
         rows += gpu_rows(volumes, (26, 6), args)
+        rows += overhead_rows(args)
         rows += batch_rows(args)
     elif not args.cpu_only:
         print("note: no CUDA device; the GPU rows are skipped")

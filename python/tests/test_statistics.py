@@ -112,6 +112,30 @@ def test_label_dtypes_and_labels_without_voxels(rng, dtype):
         assert stats["bounding_boxes"][4] is None
 
 
+@pytest.mark.parametrize("case", ["solid borders", "one hole", "last planes", "image hole"])
+def test_background_box_where_the_borders_are_foreground(rng, case):
+    """The background's box is found inward from the borders, or by a scan of the whole image
+    when the background lies deeper than the planes tried: both against cc3d."""
+    shape = (9, 10, 11) if case != "image hole" else (12, 13)
+    mask = random_mask(rng, shape, 0.3, granularity=1)
+    if case == "solid borders":  # the background starts 1-3 planes in on each side
+        for axis in range(mask.ndim):
+            for depth, side in ((int(rng.integers(1, 4)), 0), (int(rng.integers(1, 4)), -1)):
+                index = [slice(None)] * mask.ndim
+                index[axis] = slice(0, depth) if side == 0 else slice(mask.shape[axis] - depth,
+                                                                      None)
+                mask[tuple(index)] = True
+    elif case == "last planes":  # background in one row of the far corner, deep from the front
+        mask[...] = True
+        mask[-1, -1] = False
+    else:  # one background voxel deep inside: the whole image is scanned
+        mask[...] = True
+        mask[tuple(n // 2 for n in shape)] = False
+    labels, stats = volccl.connected_components(mask, statistics=True)
+    expect_cc3d_statistics(stats, labels)
+    expect_cc3d_statistics(volccl.statistics(labels), labels)
+
+
 def test_full_volume_has_an_empty_background_row():
     stats = volccl.statistics(np.ones((3, 4, 5), np.uint32))
     assert stats["voxel_counts"].tolist() == [0, 60]

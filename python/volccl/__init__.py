@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 _OUT_DTYPES = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
+_UINT16, _UINT32 = _OUT_DTYPES[:2]
 # A 2D array is a one-slice volume, so it also takes the volume connectivities: 6 labels as 4,
 # 18 and 26 as 8.
 _IMAGE_CONNECTIVITIES = {4: 4, 8: 8, 6: 4, 18: 8, 26: 8}
@@ -73,15 +74,16 @@ def _connectivity(ndim, connectivity):
 
 
 def _out_dtype(out_dtype):
+    """One of _OUT_DTYPES itself, so that it compares by identity."""
     if out_dtype is None:
-        return np.dtype(np.uint32)
+        return _UINT32
     try:
         dtype = np.dtype(out_dtype)
     except TypeError:
         dtype = None
     if dtype not in _OUT_DTYPES:
         raise ValueError(f"out_dtype must be np.uint16, np.uint32 or np.uint64, not {out_dtype!r}")
-    return dtype
+    return _OUT_DTYPES[_OUT_DTYPES.index(dtype)]
 
 
 def _check_device(device):
@@ -105,37 +107,35 @@ def _check_shape(array, ndims, what):
 
 
 def _as_out_dtype(arrays, labels, out_dtype, largest_label):
-    if out_dtype == np.uint16 and largest_label > np.iinfo(np.uint16).max:
+    if out_dtype is _UINT16 and largest_label > np.iinfo(np.uint16).max:
         raise ValueError(f"{largest_label} components do not fit out_dtype=np.uint16; use "
                          "np.uint32")
-    return labels if out_dtype == np.uint32 else arrays.astype(labels, out_dtype)
+    return labels if out_dtype is _UINT32 else arrays.astype(labels, out_dtype)
 
 
-def _label(arr, connectivity, device, algorithm, threads, measure, binary_image=True):
-    """Labels `arr` into uint32 labels of its library: (array, adapter, labels, result).
+def _label(array, arrays, connectivity, device, algorithm, threads, measure, binary_image=True):
+    """Labels `array` (its adapter `arrays`, inside its device scope): (uint32 labels, result).
 
     binary_image: True labels the non-zero voxels; None labels a label map (every connected
-    region of equal non-zero value) unless `arr` holds bools; False always a label map.
+    region of equal non-zero value) unless `array` holds bools; False always a label map.
     """
     _check_device(device)
     threads = _check_threads(threads)
-    array, arrays = arrays_for(arr)
     _check_shape(array, (2, 3),
                  "volccl labels 2D images and 3D volumes (a batch goes to "
                  "connected_components_batch)")
     connectivity = _connectivity(array.ndim, connectivity)
     label_map = binary_image is False or (binary_image is None and arrays.kind(array) != "b")
-    with arrays.device_scope():
-        labels = arrays.empty(tuple(array.shape), np.uint32)
-        if label_map:
-            values = arrays.label_map(array)
-            result = _volccl.label_map_into(values, labels, 0, connectivity, algorithm, device,
-                                            threads, arrays.stream(), measure)
-        else:
-            mask = arrays.mask(array)
-            result = _volccl.label_into(mask, labels, connectivity, algorithm, device, threads,
-                                        arrays.stream(), measure)
-    return array, arrays, labels, result
+    labels = arrays.empty(tuple(array.shape), np.uint32)
+    if label_map:
+        values = arrays.label_map(array)
+        result = _volccl.label_map_into(values, labels, 0, connectivity, algorithm, device,
+                                        threads, arrays.stream(), measure)
+    else:
+        mask = arrays.mask(array)
+        result = _volccl.label_into(mask, labels, connectivity, algorithm, device, threads,
+                                    arrays.stream(), measure)
+    return labels, result
 
 
 def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, binary_image=None,
@@ -160,10 +160,11 @@ def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, b
     return_N, then the statistics with statistics=True.
     """
     out_dtype = _out_dtype(out_dtype)
-    array, arrays, labels, result = _label(arr, connectivity, device, algorithm, threads,
-                                           measure=statistics, binary_image=binary_image)
-    count = result["count"]
+    array, arrays = arrays_for(arr)
     with arrays.device_scope():
+        labels, result = _label(array, arrays, connectivity, device, algorithm, threads,
+                                measure=statistics, binary_image=binary_image)
+        count = result["count"]
         returned = [arrays.restore(_as_out_dtype(arrays, labels, out_dtype, count))]
         if return_N:
             returned.append(count)
@@ -293,7 +294,9 @@ def _statistics(arrays, labels, moments, spacing, origin, no_slice_conversion):
     origin = _per_axis(origin, ndim, 0.0, "origin")
     if not all(value > 0 for value in spacing):
         raise ValueError(f"spacing must be positive, not {spacing}")
-    table = _with_background(moments, shape, arrays.nonzero_extent(labels == 0))
+    background_voxels = int(np.prod(shape)) - int(moments["count"].sum(dtype=np.uint64))
+    table = _with_background(moments, shape,
+                             arrays.background_extent(labels, background_voxels))
 
     columns = _LIBRARY_COLUMN_OF_AXIS[ndim]
     library_spacing, library_origin = [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]
@@ -374,10 +377,11 @@ def dust(img, threshold, connectivity=26, in_place=False, *, device="auto"):
     if in_place and library_of(img) not in ("numpy", "cupy", "torch"):
         raise ValueError(f"in_place needs a NumPy, CuPy or PyTorch array, not a "
                          f"{type(img).__name__}")
-    array, arrays, labels, result = _label(img, connectivity, device, "auto", 0, measure=True)
-    small = np.zeros(result["count"] + 1, bool)
-    small[1:] = result["moments"]["count"] < threshold
+    array, arrays = arrays_for(img)
     with arrays.device_scope():
+        labels, result = _label(array, arrays, connectivity, device, "auto", 0, measure=True)
+        small = np.zeros(result["count"] + 1, bool)
+        small[1:] = result["moments"]["count"] < threshold
         image = array if in_place else arrays.copy(array)
         if small.any():
             arrays.zero_out(image, arrays.take(small, labels))
@@ -394,9 +398,10 @@ def largest_k(img, k, connectivity=26, delta=0, return_N=False, *, device="auto"
     k = operator.index(k)
     if k < 0:
         raise ValueError(f"k must be 0 or more, not {k}")
-    array, arrays, labels, result = _label(img, connectivity, device, "auto", 0, measure=True)
-    count = result["count"]
+    array, arrays = arrays_for(img)
     with arrays.device_scope():
+        labels, result = _label(array, arrays, connectivity, device, "auto", 0, measure=True)
+        count = result["count"]
         if k == 0:
             kept, count = arrays.zeros(tuple(array.shape), np.uint32), 0
         elif count <= k:

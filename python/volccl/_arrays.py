@@ -9,6 +9,7 @@ handed back through their own library's from_dlpack.
 
 import contextlib
 import math
+import sys
 
 import numpy as np
 
@@ -18,7 +19,6 @@ DLPACK_CUDA = 2
 
 # volccl::cuda::label and cuda::measure take device pointers aligned to 16 bytes.
 DEVICE_ALIGNMENT = 16
-
 
 
 def require_kind(arrays, array, kinds, what):
@@ -38,6 +38,12 @@ def _bits_dtype(itemsize):
 
 NAN_IN_LABEL_MAP = ("volccl: a label map of floating-point values holds NaN, which equals no "
                     "value; replace it, or pass binary_image=True to label the non-zero voxels")
+
+
+# The dtypes a mask is passed in as they are (bool, uint8, int8): the library reads bytes.
+_BYTE_DTYPES = "?Bb"
+# Planes tried from each border for the background's bounding box before a scan of the whole image.
+_BORDER_PLANES_TRIED = 4
 
 
 class Arrays:
@@ -78,6 +84,29 @@ class Arrays:
             extent.append((int(present[0]), int(present[-1])))
         return extent
 
+    def background_extent(self, labels, background_voxels):
+        """Per axis, the first and last index of a plane where `labels` holds a 0; None when
+        `background_voxels`, the number of 0s, is 0.
+
+        The background nearly always reaches the borders, so the planes are tried inward from
+        each border, a few at a time, before the whole image is scanned.
+        """
+        if background_voxels == 0:
+            return None
+        extent = []
+        for axis in range(labels.ndim):
+            planes = range(labels.shape[axis])
+            ends = []
+            for order in (planes, reversed(planes)):
+                for tried, index in enumerate(order):
+                    if tried == _BORDER_PLANES_TRIED:
+                        return self.nonzero_extent(labels == 0)
+                    if bool((labels[(slice(None),) * axis + (index,)] == 0).any()):
+                        ends.append(index)
+                        break
+            extent.append(tuple(ends))
+        return extent
+
 
 class HostArrays(Arrays):
     """NumPy arrays, and what np.asarray takes (lists, PyTorch CPU tensors, JAX CPU arrays)."""
@@ -89,11 +118,11 @@ class HostArrays(Arrays):
         return 0
 
     def mask(self, array):
-        """The foreground (non-zero, NaN included) as C-contiguous bytes."""
+        """The foreground (non-zero, NaN included) as C-contiguous bytes of any 8-bit dtype."""
         require_numeric(self, array)
-        if array.dtype in (np.bool_, np.uint8, np.int8):
-            return np.ascontiguousarray(array).view(np.uint8)
-        return np.not_equal(array, 0, order="C").view(np.uint8)
+        if array.dtype.char in _BYTE_DTYPES:
+            return np.ascontiguousarray(array)
+        return np.not_equal(array, 0, order="C")
 
     def label_map(self, array):
         """The values as C-contiguous integers: floats as the bits of their value, -0.0 as 0.0."""
@@ -138,9 +167,7 @@ class CupyArrays(Arrays):
 
     def __init__(self, array, restore=None):
         super().__init__(restore)
-        import cupy
-
-        self._cupy = cupy
+        self._cupy = sys.modules["cupy"]  # imported: `array` is one of its arrays
         self._device_id = array.device.id
 
     def device_scope(self):
@@ -154,10 +181,9 @@ class CupyArrays(Arrays):
 
     def mask(self, array):
         require_numeric(self, array)
-        cupy = self._cupy
-        if array.dtype in (np.bool_, np.uint8, np.int8):
-            return self.aligned(cupy.ascontiguousarray(array).view(cupy.uint8))
-        return self.aligned(cupy.ascontiguousarray(array != 0).view(cupy.uint8))
+        if array.dtype.char in _BYTE_DTYPES:
+            return self.aligned(self._cupy.ascontiguousarray(array))
+        return self.aligned(array != 0)
 
     def label_map(self, array):
         require_kind(self, array, "iuf", "a label map holds integer or floating-point values")
@@ -253,8 +279,8 @@ class TorchArrays(Arrays):
         require_numeric(self, tensor)
         torch = self._torch
         if tensor.dtype in (torch.bool, torch.uint8, torch.int8):
-            return self.aligned(tensor.contiguous().view(torch.uint8))
-        return self.aligned((self._signed_view(tensor) != 0).contiguous().view(torch.uint8))
+            return self.aligned(tensor.contiguous())
+        return self.aligned((self._signed_view(tensor) != 0).contiguous())
 
     def label_map(self, tensor):
         require_kind(self, tensor, "iuf", "a label map holds integer or floating-point values")
