@@ -184,19 +184,17 @@ VOLCCL_HD RelativeSums unpacked(const PackedWindowSums& s) {
   r.sum_products[4] = field(s.z_zz_xz, 20, 12) - 2 * sz;
   r.sum_products[5] = field(s.xy_yz, 12, 12) - 2 * sz;
   // Bit 2 c + l of a coordinate's occupancy: a member in column (row, slice) c has a voxel at
-  // offset l in the block.
-  std::uint32_t occupied[3] = {0, 0, 0};
-  for (int c = 0; c < 3; ++c) {
-    occupied[0] |=
-        (((s.columns[c] & 0x55u) != 0 ? 1u : 0u) | ((s.columns[c] & 0xAAu) != 0 ? 2u : 0u))
-        << (2 * c);
-    occupied[1] |= (((s.rows[c] & 0x33u) != 0 ? 1u : 0u) | ((s.rows[c] & 0xCCu) != 0 ? 2u : 0u))
-                   << (2 * c);
-  }
-  for (int l = 0; l < 2; ++l) {
-    occupied[2] |= (((s.slices[l] & 0x0Fu) != 0 ? 1u : 0u) | ((s.slices[l] & 0xF0u) != 0 ? 2u : 0u))
-                   << (2 * l);
-  }
+  // offset l in the block. Written out rather than looped: GCC's UndefinedBehaviorSanitizer at
+  // -O1 mistakes the looped form's value for 0.
+  const auto offsets = [](std::uint32_t foreground, std::uint32_t at_0, std::uint32_t at_1) {
+    return ((foreground & at_0) != 0 ? 1u : 0u) | ((foreground & at_1) != 0 ? 2u : 0u);
+  };
+  const std::uint32_t occupied[3] = {
+      offsets(s.columns[0], 0x55u, 0xAAu) | offsets(s.columns[1], 0x55u, 0xAAu) << 2 |
+          offsets(s.columns[2], 0x55u, 0xAAu) << 4,
+      offsets(s.rows[0], 0x33u, 0xCCu) | offsets(s.rows[1], 0x33u, 0xCCu) << 2 |
+          offsets(s.rows[2], 0x33u, 0xCCu) << 4,
+      offsets(s.slices[0], 0x0Fu, 0xF0u) | offsets(s.slices[1], 0x0Fu, 0xF0u) << 2};
   for (int a = 0; a < 3; ++a) {
     const int corner = a < 2 ? 2 : 0;
     r.min[a] = detail::lowest_bit(occupied[a]) - corner;

@@ -95,7 +95,9 @@ kernels3d::WindowRow window_row(const std::uint8_t* mask, const std::uint32_t* l
 // The table the two kernels make: the roots' rows, then the far blocks' additions.
 std::vector<ComponentMoments> forest_table(const Forest& forest, const std::uint8_t* mask) {
   std::vector<ComponentMoments> table(forest.count);
-  std::memset(static_cast<void*>(table.data()), 0xAB, table.size() * sizeof(ComponentMoments));
+  if (!table.empty()) {  // poisoned, so that a row the kernels miss shows
+    std::memset(static_cast<void*>(table.data()), 0xAB, table.size() * sizeof(ComponentMoments));
+  }
   const std::uint32_t* labels = forest.labels.data();
   const auto label_of = [&](std::uint32_t key) {
     return detail::component_label(forest.bitmap.data(), forest.words_before.data(), key);
