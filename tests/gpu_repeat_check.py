@@ -5,6 +5,7 @@ algorithm that takes label maps), and checks that every repetition gives the sam
 statistics (bit for bit) as the first: the GPU's union-find races must never change an answer.
 
     python tests/gpu_repeat_check.py --data .device/data --repeats 100 [--volume random|connectomics]
+        [--algorithms ruf ufb ...]
 
 Needs CuPy and volccl built with CUDA. Exit status 0 when every repetition agrees, 1 otherwise.
 """
@@ -54,11 +55,13 @@ def main():
     parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--seed", type=int, default=512)
     parser.add_argument("--volume", choices=("all", "random", "connectomics"), default="all")
+    parser.add_argument("--algorithms", nargs="+", default=volccl.algorithms(),
+                        help="the algorithms to repeat (default: all)")
     arguments = parser.parse_args()
     stream = cupy.cuda.get_current_stream().ptr
     failures = 0
     for name, volume, label_map in volumes(arguments.data, arguments.seed, arguments.volume):
-        for algorithm in volccl.algorithms():
+        for algorithm in arguments.algorithms:
             for connectivity in volccl._volccl.algorithm_connectivities(algorithm):
                 if connectivity in (4, 8) or algorithm == "rts":  # images; the CPU's labeler
                     continue
