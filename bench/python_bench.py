@@ -2,8 +2,8 @@
 """The Python package beside its peers, in one run on one machine (docs/python.md).
 
 - GPU, CuPy arrays: volccl.connected_components against cupyx.scipy.ndimage.label and
-  cucim.skimage.measure.label, and with statistics=True against cucim's label + regionprops
-  (area, centroid, bbox).
+  cucim.skimage.measure.label, and with statistics=True (bounding boxes as cc3d's slices, and as
+  arrays) against cucim's label + regionprops_table (area, centroid, bbox: arrays).
 - GPU, the Python call's overhead over the C++ call: the median over many calls of
   volccl.connected_components' wall time less the wall time of the C++ call inside it
   (volccl::cuda::label, timed around the call by the compiled module, which returns it as
@@ -119,6 +119,9 @@ def gpu_rows(volumes, connectivities, args):
                 "volccl+statistics": lambda: volccl.connected_components(
                     device_volume, connectivity=connectivity, binary_image=True,
                     statistics=True),
+                "volccl+statistics, boxes as arrays": lambda: volccl.connected_components(
+                    device_volume, connectivity=connectivity, binary_image=True,
+                    statistics=True, no_slice_conversion=True),
                 "cupyx.label": lambda: cundimage.label(device_volume, cu_structure),
             }
             if cumeasure is not None:
@@ -166,18 +169,19 @@ class _CallClock:
     def __init__(self, module):
         self._module = module
         self.call_ms = []
+        for name in ("label_into", "label_map_into"):
+            setattr(self, name, self._timed(getattr(module, name)))
 
-    def __getattr__(self, name):
-        attribute = getattr(self._module, name)
-        if name not in ("label_into", "label_map_into"):
-            return attribute
-
+    def _timed(self, function):
         def timed(*arguments):
-            result = attribute(*arguments)
+            result = function(*arguments)
             self.call_ms.append(result["call_ms"])
             return result
 
         return timed
+
+    def __getattr__(self, name):  # what is not timed
+        return getattr(self._module, name)
 
 
 def paired_overhead_us(call, clock, calls):

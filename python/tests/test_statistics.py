@@ -114,8 +114,8 @@ def test_label_dtypes_and_labels_without_voxels(rng, dtype):
 
 @pytest.mark.parametrize("case", ["solid borders", "one hole", "last planes", "image hole"])
 def test_background_box_where_the_borders_are_foreground(rng, case):
-    """The background's box is found inward from the borders, or by a scan of the whole image
-    when the background lies deeper than the planes tried: both against cc3d."""
+    """The background's box where a border plane holds no background, which the whole image is
+    scanned for, against cc3d."""
     shape = (9, 10, 11) if case != "image hole" else (12, 13)
     mask = random_mask(rng, shape, 0.3, granularity=1)
     if case == "solid borders":  # the background starts 1-3 planes in on each side
@@ -134,6 +134,14 @@ def test_background_box_where_the_borders_are_foreground(rng, case):
     labels, stats = volccl.connected_components(mask, statistics=True)
     expect_cc3d_statistics(stats, labels)
     expect_cc3d_statistics(volccl.statistics(labels), labels)
+
+
+def test_labeling_statistics_with_array_bounding_boxes(rng):
+    mask = random_mask(rng, (14, 11, 9), 0.4, granularity=2)
+    labels, stats = volccl.connected_components(mask, statistics=True, no_slice_conversion=True)
+    theirs = cc3d.statistics(labels, no_slice_conversion=True)["bounding_boxes"]
+    assert stats["bounding_boxes"].dtype == theirs.dtype
+    np.testing.assert_array_equal(stats["bounding_boxes"], theirs)
 
 
 def test_full_volume_has_an_empty_background_row():

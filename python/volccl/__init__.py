@@ -47,6 +47,9 @@ _DEVICES = ("auto", "cpu", "cuda")
 _LIBRARY_COLUMN_OF_AXIS = {2: [1, 0], 3: [2, 1, 0]}
 # Where the covariance term (xx, yy, zz, xy, xz, yz) of each pair of library axes is.
 _COVARIANCE_TERM = np.array([[0, 3, 4], [3, 1, 5], [4, 5, 2]])
+# The covariance terms of each pair of array axes, for 2D and 3D arrays.
+_COVARIANCE_OF_AXES = {ndim: _COVARIANCE_TERM[np.ix_(columns, columns)]
+                       for ndim, columns in _LIBRARY_COLUMN_OF_AXIS.items()}
 
 
 def cuda_available():
@@ -139,7 +142,8 @@ def _label(array, arrays, connectivity, device, algorithm, threads, measure, bin
 
 
 def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, binary_image=None,
-                         device="auto", algorithm="auto", statistics=False, threads=0):
+                         device="auto", algorithm="auto", statistics=False, threads=0,
+                         no_slice_conversion=False):
     """Labels the connected components of the non-zero voxels of a 2D or 3D array.
 
     arr: NumPy (any order; bool, integer or floating point, NaN counts as foreground), or a CuPy,
@@ -155,6 +159,8 @@ def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, b
     algorithm: "auto" or one of algorithms().
     statistics: also return statistics(labels) as computed while labeling.
     threads: CPU worker threads, 0 for all.
+    no_slice_conversion: with statistics, the bounding boxes as one array rather than a tuple of
+      slices per label (statistics' argument of that name).
 
     Returns labels (C order, the input's shape, the input's library and device), then N with
     return_N, then the statistics with statistics=True.
@@ -169,7 +175,8 @@ def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, b
         if return_N:
             returned.append(count)
         if statistics:
-            returned.append(_statistics(arrays, labels, result["moments"], None, None, False))
+            returned.append(_statistics(arrays, labels, result["moments"], None, None,
+                                        no_slice_conversion))
     return returned[0] if len(returned) == 1 else tuple(returned)
 
 
@@ -313,7 +320,7 @@ def _statistics(arrays, labels, moments, spacing, origin, no_slice_conversion):
         bounding_boxes[:, 1::2] = maxima
     else:
         bounding_boxes = _slices(counts, minima, maxima)
-    covariance = derived["covariance"][:, _COVARIANCE_TERM[np.ix_(columns, columns)]]
+    covariance = derived["covariance"][:, _COVARIANCE_OF_AXES[ndim]]
     principal_axes = derived["principal_axes"].reshape(-1, 3, 3)[:, :ndim][:, :, columns]
     # Reversing the axis order is one transposition, which makes the axes' determinant -1.
     principal_axes[:, -1] *= -1

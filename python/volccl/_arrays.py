@@ -42,8 +42,6 @@ NAN_IN_LABEL_MAP = ("volccl: a label map of floating-point values holds NaN, whi
 
 # The dtypes a mask is passed in as they are (bool, uint8, int8): the library reads bytes.
 _BYTE_DTYPES = "?Bb"
-# Planes tried from each border for the background's bounding box before a scan of the whole image.
-_BORDER_PLANES_TRIED = 4
 
 
 class Arrays:
@@ -88,24 +86,19 @@ class Arrays:
         """Per axis, the first and last index of a plane where `labels` holds a 0; None when
         `background_voxels`, the number of 0s, is 0.
 
-        The background nearly always reaches the borders, so the planes are tried inward from
-        each border, a few at a time, before the whole image is scanned.
+        The background nearly always reaches every border: the border planes are checked
+        together (one transfer from a GPU), and the whole image is scanned only when one of them
+        holds no 0.
         """
         if background_voxels == 0:
             return None
-        extent = []
-        for axis in range(labels.ndim):
-            planes = range(labels.shape[axis])
-            ends = []
-            for order in (planes, reversed(planes)):
-                for tried, index in enumerate(order):
-                    if tried == _BORDER_PLANES_TRIED:
-                        return self.nonzero_extent(labels == 0)
-                    if bool((labels[(slice(None),) * axis + (index,)] == 0).any()):
-                        ends.append(index)
-                        break
-            extent.append(tuple(ends))
-        return extent
+        shape = tuple(labels.shape)
+        borders = [(axis, index) for axis in range(len(shape)) for index in (0, shape[axis] - 1)]
+        holding_zero = [(labels[(slice(None),) * axis + (index,)] == 0).any()
+                        for axis, index in borders]
+        if all(self.to_numpy(self.stack(holding_zero)).tolist()):
+            return [(0, side - 1) for side in shape]
+        return self.nonzero_extent(labels == 0)
 
 
 class HostArrays(Arrays):
@@ -159,6 +152,9 @@ class HostArrays(Arrays):
     def any_along(self, mask, axes):
         return mask.any(axis=axes)
 
+    def stack(self, scalars):
+        return np.stack(scalars)
+
 
 class CupyArrays(Arrays):
     """CuPy arrays, on their device and CuPy's current stream there."""
@@ -168,7 +164,7 @@ class CupyArrays(Arrays):
     def __init__(self, array, restore=None):
         super().__init__(restore)
         self._cupy = sys.modules["cupy"]  # imported: `array` is one of its arrays
-        self._device_id = array.device.id
+        self._device_id = array.data.device_id
 
     def device_scope(self):
         return self._cupy.cuda.Device(self._device_id)
@@ -218,6 +214,9 @@ class CupyArrays(Arrays):
 
     def any_along(self, mask, axes):
         return mask.any(axis=axes)
+
+    def stack(self, scalars):
+        return self._cupy.stack(scalars)
 
 
 class TorchArrays(Arrays):
@@ -332,6 +331,9 @@ class TorchArrays(Arrays):
     def any_along(self, mask, axes):
         return mask.any(dim=axes)
 
+    def stack(self, scalars):
+        return self._torch.stack(scalars)
+
 
 def library_of(array):
     """The top-level module of an array's type: "numpy", "cupy", "torch", "jaxlib", ..."""
@@ -377,11 +379,11 @@ def arrays_for(array):
     """
     if isinstance(array, np.ndarray):
         return array, HostArrays()
-    device = _dlpack_device(array)
     library = library_of(array)
+    if library == "cupy":  # always on a CUDA device
+        return array, CupyArrays(array)
+    device = _dlpack_device(array)
     if device is not None and device[0] == DLPACK_CUDA:
-        if library == "cupy":
-            return array, CupyArrays(array)
         if library == "torch":
             return array, TorchArrays(array)
         return _adopted_on_gpu(array)
