@@ -7,7 +7,6 @@
 #include "kernels2d/uf_ke_logic_2d.h"
 #include "runtime/cuda_support.cuh"
 #include "runtime/labeler.h"
-#include "runtime/voxel_input.h"
 
 namespace volccl::detail {
 
@@ -15,16 +14,7 @@ LabelResult label_uf_ke_2d_cuda(const DeviceLabelCall& call) {
   DeviceLabeling labeling(call);
   const kernels2d::PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
   const auto run = [&](const auto& step) { launch_per_pixel(grid, labeling.stream(), step); };
-  const int connectivity = call.options.connectivity;
-  if (call.options.algorithm == Algorithm::ke) {
-    return kernels2d::label_ke(labeling, run, call.mask, call.labels, connectivity);
-  }
-  if (call.input.label_map) {
-    return with_label_map(call.input, [&](const auto& voxels) {
-      return kernels2d::label_uf(labeling, run, voxels, call.labels, connectivity);
-    });
-  }
-  return kernels2d::label_uf(labeling, run, BinaryVoxels{call.mask}, call.labels, connectivity);
+  return kernels2d::label_uf_or_ke(labeling, run, call);
 }
 
 }  // namespace volccl::detail

@@ -6,7 +6,6 @@
 #include "kernels2d/uf_ke_logic_2d.h"
 #include "runtime/cpu_parallel.h"
 #include "runtime/labeler.h"
-#include "runtime/voxel_input.h"
 
 namespace volccl::detail {
 namespace {
@@ -30,16 +29,7 @@ LabelResult label_uf_ke_2d_cpu(const HostLabelCall& call) {
   HostLabeling labeling(call.extent, call.options);
   const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
   const auto run = [&](const auto& step) { for_each_pixel(grid, labeling.threads(), step); };
-  const int connectivity = call.options.connectivity;
-  if (call.options.algorithm == Algorithm::ke) {
-    return kernels2d::label_ke(labeling, run, call.mask, call.labels, connectivity);
-  }
-  if (call.input.label_map) {
-    return with_label_map(call.input, [&](const auto& voxels) {
-      return kernels2d::label_uf(labeling, run, voxels, call.labels, connectivity);
-    });
-  }
-  return kernels2d::label_uf(labeling, run, BinaryVoxels{call.mask}, call.labels, connectivity);
+  return kernels2d::label_uf_or_ke(labeling, run, call);
 }
 
 }  // namespace volccl::detail

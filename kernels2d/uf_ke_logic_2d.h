@@ -285,4 +285,20 @@ LabelResult label_ke(Labeling& labeling, const Run& run, const std::uint8_t* mas
   return finish_uf_ke(labeling, run, labels);
 }
 
+// The labeling `call` (a HostLabelCall or a DeviceLabelCall) asks for: KE on its mask, or UF on
+// its mask or label map.
+template <class Labeling, class Run, class Call>
+LabelResult label_uf_or_ke(Labeling& labeling, const Run& run, const Call& call) {
+  const int connectivity = call.options.connectivity;
+  if (call.options.algorithm == Algorithm::ke) {
+    return label_ke(labeling, run, call.mask, call.labels, connectivity);
+  }
+  if (call.input.label_map) {
+    return detail::with_label_map(call.input, [&](const auto& voxels) {
+      return label_uf(labeling, run, voxels, call.labels, connectivity);
+    });
+  }
+  return label_uf(labeling, run, detail::BinaryVoxels{call.mask}, call.labels, connectivity);
+}
+
 }  // namespace volccl::kernels2d
