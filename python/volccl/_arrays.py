@@ -8,6 +8,7 @@ handed back through their own library's from_dlpack.
 """
 
 import contextlib
+import functools
 import math
 import sys
 
@@ -40,6 +41,8 @@ NAN_IN_LABEL_MAP = ("volccl: a label map of floating-point values holds NaN, whi
                     "value; replace it, or pass binary_image=True to label the non-zero voxels")
 
 
+# The device scope of an array on the current device: nothing to switch.
+_NO_SCOPE = contextlib.nullcontext()
 # The dtypes a mask is passed in as they are (bool, uint8, int8): the library reads bytes.
 _BYTE_DTYPES = "?Bb"
 
@@ -161,12 +164,15 @@ class CupyArrays(Arrays):
 
     on_gpu = True
 
-    def __init__(self, array, restore=None):
+    def __init__(self, device_id, restore=None):
         super().__init__(restore)
-        self._cupy = sys.modules["cupy"]  # imported: `array` is one of its arrays
-        self._device_id = array.data.device_id
+        self._cupy = sys.modules["cupy"]  # imported: the caller holds one of its arrays
+        self._device_id = device_id
 
     def device_scope(self):
+        # Entering a cupy.cuda.Device switches to it and back, work for nothing when it is current.
+        if self._cupy.cuda.runtime.getDevice() == self._device_id:
+            return _NO_SCOPE
         return self._cupy.cuda.Device(self._device_id)
 
     def stream(self):
@@ -195,7 +201,7 @@ class CupyArrays(Arrays):
         return self.aligned(self._cupy.ascontiguousarray(array, dtype=self._cupy.uint32))
 
     def empty(self, shape, dtype):
-        return self._cupy.empty(shape, dtype)
+        return self._cupy.ndarray(shape, dtype)
 
     def zeros(self, shape, dtype):
         return self._cupy.zeros(shape, dtype)
@@ -361,7 +367,7 @@ def _adopted_on_gpu(array):
         cupy = None
     if cupy is not None:
         adopted = cupy.from_dlpack(array)
-        return adopted, CupyArrays(adopted, restore)
+        return adopted, CupyArrays(adopted.data.device_id, restore)
     try:
         import torch
     except ImportError:
@@ -369,6 +375,12 @@ def _adopted_on_gpu(array):
                         "CuPy or PyTorch; install one of them") from None
     adopted = torch.from_dlpack(array)
     return adopted, TorchArrays(adopted, restore)
+
+
+@functools.cache
+def _cupy_arrays(device_id):
+    """The adapter of CuPy arrays on one device, made once."""
+    return CupyArrays(device_id)
 
 
 def arrays_for(array):
@@ -381,7 +393,7 @@ def arrays_for(array):
         return array, HostArrays()
     library = library_of(array)
     if library == "cupy":  # always on a CUDA device
-        return array, CupyArrays(array)
+        return array, _cupy_arrays(array.data.device_id)
     device = _dlpack_device(array)
     if device is not None and device[0] == DLPACK_CUDA:
         if library == "torch":
