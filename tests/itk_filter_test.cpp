@@ -25,6 +25,7 @@
 
 #include "itkCudaConnectedComponentImageFilter.h"
 #include "itkCudaShapeLabelMapFilter.h"
+#include "itk_test_image.h"
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/volccl.h"
@@ -43,22 +44,7 @@ template <unsigned D, class Pixel = short>
 typename itk::Image<Pixel, D>::Pointer random_image(const std::uint64_t (&size)[3], double density,
                                                     std::uint32_t seed) {
   using Image = itk::Image<Pixel, D>;
-  auto image = Image::New();
-  typename Image::IndexType index;
-  typename Image::SizeType extent;
-  typename Image::SpacingType spacing;
-  typename Image::PointType origin;
-  const long starts[3] = {3, -2, 5};
-  for (unsigned i = 0; i < D; ++i) {
-    index[i] = starts[i];
-    extent[i] = size[i];
-    spacing[i] = 0.5 + i;
-    origin[i] = -10.0 * (i + 1);
-  }
-  image->SetRegions(typename Image::RegionType(index, extent));
-  image->SetSpacing(spacing);
-  image->SetOrigin(origin);
-  image->Allocate();
+  auto image = allocate_offset_image<Pixel, D>(size);
   std::mt19937 bits(seed);
   for (itk::ImageRegionIterator<Image> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it) {
     const bool foreground = (bits() >> 8) < density * (1u << 24);

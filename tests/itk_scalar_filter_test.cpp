@@ -20,6 +20,7 @@
 #include <itkScalarConnectedComponentImageFilter.h>
 
 #include "itkCudaScalarConnectedComponentImageFilter.h"
+#include "itk_test_image.h"
 #include "test_support.h"
 #include "volccl/volccl.h"
 
@@ -35,23 +36,7 @@ using Extent = std::array<std::size_t, 3>;
 template <unsigned D, class Pixel, class Pick>
 typename itk::Image<Pixel, D>::Pointer make_image(const Extent& size, unsigned granularity,
                                                   Pick pick) {
-  using Image = itk::Image<Pixel, D>;
-  auto image = Image::New();
-  typename Image::IndexType index;
-  typename Image::SizeType extent;
-  typename Image::SpacingType spacing;
-  typename Image::PointType origin;
-  const long starts[3] = {3, -2, 5};
-  for (unsigned i = 0; i < D; ++i) {
-    index[i] = starts[i];
-    extent[i] = size[i];
-    spacing[i] = 0.5 + i;
-    origin[i] = -10.0 * (i + 1);
-  }
-  image->SetRegions(typename Image::RegionType(index, extent));
-  image->SetSpacing(spacing);
-  image->SetOrigin(origin);
-  image->Allocate();
+  auto image = allocate_offset_image<Pixel, D>(size);
   const std::size_t depth = D == 3 ? size[2] : 1;
   const std::size_t cells_x = (size[0] + granularity - 1) / granularity;
   const std::size_t cells_y = (size[1] + granularity - 1) / granularity;
