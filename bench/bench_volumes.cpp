@@ -144,27 +144,24 @@ std::vector<BenchVolume> ridge_volumes(std::uint64_t side) {
   return volumes;
 }
 
-std::vector<BenchVolume> statistics_volumes() {
+namespace {
+
+// Random cubes of `side` at density 5, 30 and 60 % and granularity 1 and 8, seeded from `seed`.
+std::vector<BenchVolume> density_granularity_cubes(std::uint32_t side, std::uint32_t seed) {
   std::vector<BenchVolume> volumes;
-  std::uint32_t seed = 20;
   for (const unsigned density : {5u, 30u, 60u}) {
     for (const unsigned granularity : {1u, 8u}) {
-      volumes.push_back(random_cube(512, density, granularity, seed++));
+      volumes.push_back(random_cube(side, density, granularity, seed++));
     }
   }
   return volumes;
 }
 
-std::vector<BenchVolume> cpu_volumes() {
-  std::vector<BenchVolume> volumes;
-  std::uint32_t seed = 40;
-  for (const unsigned density : {5u, 30u, 60u}) {
-    for (const unsigned granularity : {1u, 8u}) {
-      volumes.push_back(random_cube(256, density, granularity, seed++));
-    }
-  }
-  return volumes;
-}
+}  // namespace
+
+std::vector<BenchVolume> statistics_volumes() { return density_granularity_cubes(512, 20); }
+
+std::vector<BenchVolume> cpu_volumes() { return density_granularity_cubes(256, 40); }
 
 std::vector<BenchVolume> quick_volumes(unsigned dimensions) {
   if (dimensions == 2) {

@@ -430,27 +430,22 @@ def main():
                                "cpu", datasets.get(name, "")))
         print(f"{name:20} {'scipy-label':12} {statistics.median(times):10.1f} ms on the CPU",
               flush=True)
+        peers = []
         if cc3d is not None:
-            times, cc3d_count = time_cc3d(cc3d, volume, connectivity, arguments.cpu_runs,
-                                          arguments.cpu_warmup)
-            rows.append(timing_row(name, volume, connectivity, times, cc3d_count, None, "cc3d",
-                                   "cpu", datasets.get(name, "")))
-            print(f"{name:20} {'cc3d':12} {statistics.median(times):10.1f} ms on the CPU, "
-                  f"{cc3d_count} components", flush=True)
-            if cc3d_count != count:
-                print(f"MISMATCH {name} c{connectivity}: cc3d finds {cc3d_count} components, "
-                      f"scipy {count}")
-                all_matched = False
+            peers.append(("cc3d", lambda: time_cc3d(cc3d, volume, connectivity,
+                                                    arguments.cpu_runs, arguments.cpu_warmup)))
         if cv2 is not None and volume.ndim == 2:
-            image = np.ascontiguousarray(volume)
-            times, cv2_count = time_opencv(cv2, image, connectivity, arguments.cpu_runs,
-                                           arguments.cpu_warmup)
-            rows.append(timing_row(name, volume, connectivity, times, cv2_count, None, "opencv",
+            peers.append(("opencv", lambda: time_opencv(cv2, np.ascontiguousarray(volume),
+                                                        connectivity, arguments.cpu_runs,
+                                                        arguments.cpu_warmup)))
+        for peer, timed in peers:
+            times, peer_count = timed()
+            rows.append(timing_row(name, volume, connectivity, times, peer_count, None, peer,
                                    "cpu", datasets.get(name, "")))
-            print(f"{name:20} {'opencv':12} {statistics.median(times):10.1f} ms on the CPU, "
-                  f"{cv2_count} components", flush=True)
-            if cv2_count != count:
-                print(f"MISMATCH {name} c{connectivity}: OpenCV finds {cv2_count} components, "
+            print(f"{name:20} {peer:12} {statistics.median(times):10.1f} ms on the CPU, "
+                  f"{peer_count} components", flush=True)
+            if peer_count != count:
+                print(f"MISMATCH {name} c{connectivity}: {peer} finds {peer_count} components, "
                       f"scipy {count}")
                 all_matched = False
     if arguments.csv is not None:
