@@ -10,15 +10,15 @@ style 2048^2 images (density 10-90 %, granularity 1, 4 and 16, NumPy's MT19937):
 volccl and cc3d are checked equal first. With --label-maps, label maps instead, each connected
 region of equal non-zero value a component on both sides (cc3d's default): the connectomics
 segmentation (--connectomics, its .npy.gz), an OASIS seg35 map (--seg35, a .npy) and random
-512^3 maps of 2, 16 and 65536 values at granularity 1 and 4. then each round times volccl with --threads threads,
-volccl with one, cc3d.connected_components (one thread) and, on images, cv2.connectedComponents
-(--threads threads), one run each in turn, after one untimed round. Each output is allocated
+512^3 maps of 2, 16 and 65536 values at granularity 1 and 4, the volumes of label_map_bench.py
+(bench/label_map_volumes.py). Then each round times volccl with --threads threads, volccl with
+one, cc3d.connected_components (one thread) and, on images, cv2.connectedComponents (--threads
+threads), one run each in turn, after one untimed round. Each output is allocated
 by its labeler (NumPy arrays), as users have them. Medians of --runs rounds.
 """
 
 import argparse
 import csv
-import gzip
 import pathlib
 import re
 import statistics
@@ -28,6 +28,7 @@ import time
 import cc3d
 import numpy as np
 import volccl
+from label_map_volumes import label_map_volumes
 
 try:
     import cv2
@@ -49,27 +50,6 @@ def images():
             grid = random.random((cells, cells)) < density / 100
             image = np.repeat(np.repeat(grid, granularity, 0), granularity, 1)[:2048, :2048]
             yield f"image-2048-d{density}-g{granularity}", np.ascontiguousarray(image, np.uint8)
-
-
-def random_label_map(seed, side, value_count, granularity):
-    random = np.random.default_rng(seed)
-    coarse = -(-side // granularity)
-    cells = random.integers(0, value_count, size=(coarse,) * 3, dtype=np.uint32)
-    for axis in range(3):
-        cells = np.repeat(cells, granularity, axis=axis)
-    return np.ascontiguousarray(cells[:side, :side, :side])
-
-
-def label_maps(arguments):
-    if arguments.connectomics is not None:
-        with gzip.open(arguments.connectomics) as file:
-            yield "connectomics-512", np.ascontiguousarray(np.load(file))
-    if arguments.seg35 is not None:
-        yield "oasis-seg35", np.ascontiguousarray(np.load(arguments.seg35))
-    for value_count in (2, 16, 65536):
-        for granularity in (1, 4):
-            yield (f"random-512-v{value_count}-g{granularity}",
-                   random_label_map(value_count + granularity, 512, value_count, granularity))
 
 
 def main():
@@ -99,7 +79,8 @@ def main():
     if arguments.images:
         cases += [(name, image, c) for name, image in images() for c in (8, 4)]
     if arguments.label_maps:
-        cases += [(name, volume, c) for name, volume in label_maps(arguments)
+        maps = label_map_volumes(arguments.connectomics, arguments.seg35, seed=1)
+        cases += [(name, volume, c) for name, volume in maps
                   for c in arguments.connectivity]
     rows = []
     print("| volume | connectivity | volccl 2 t | volccl 1 t | cc3d | OpenCV | cc3d / volccl 2 t "

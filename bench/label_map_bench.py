@@ -13,38 +13,14 @@ background) at granularity 1 and 4. Connectivities 26 and 6.
 
 import argparse
 import csv
-import gzip
 import pathlib
 import statistics
 import sys
 
 import cupy
-import numpy as np
 
 import volccl
-
-
-def random_label_map(rng, side, value_count, granularity):
-    coarse = -(-side // granularity)
-    cells = rng.integers(0, value_count, size=(coarse,) * 3, dtype=np.uint32)
-    for axis in range(3):
-        cells = np.repeat(cells, granularity, axis=axis)
-    return np.ascontiguousarray(cells[:side, :side, :side])
-
-
-def volumes(arguments):
-    data = pathlib.Path(arguments.data)
-    connectomics = data / "em_connectomics_cc3d" / "connectomics.npy.gz"
-    if connectomics.exists():
-        with gzip.open(connectomics) as file:
-            yield "connectomics-512", np.ascontiguousarray(np.load(file))
-    if arguments.seg35 and pathlib.Path(arguments.seg35).exists():
-        yield "oasis-seg35", np.ascontiguousarray(np.load(arguments.seg35))
-    rng = np.random.default_rng(arguments.seed)
-    for value_count in (2, 16, 65536):
-        for granularity in (1, 4):
-            yield (f"random-512-v{value_count}-g{granularity}",
-                   random_label_map(rng, 512, value_count, granularity))
+from label_map_volumes import label_map_volumes
 
 
 def timed(call, runs):
@@ -73,7 +49,8 @@ def main():
     from cucim.skimage import measure
 
     rows = []
-    for name, host in volumes(arguments):
+    connectomics = pathlib.Path(arguments.data) / "em_connectomics_cc3d" / "connectomics.npy.gz"
+    for name, host in label_map_volumes(connectomics, arguments.seg35, arguments.seed):
         device_map = cupy.asarray(host)
         mask = device_map != 0
         for connectivity, skimage_connectivity in ((26, 3), (6, 1)):
