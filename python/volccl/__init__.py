@@ -234,8 +234,9 @@ def _grid_moments(extent):
     return count, sums, products
 
 
-def _with_background(moments, shape, background_box):
-    """The moments table with the background's row first, as cc3d's statistics have it.
+def _with_background(moments, shape):
+    """The moments table with the background's row first, as cc3d's statistics have it; the
+    row's bounding box is left empty for the caller, who has the labels.
 
     The background's sums are the whole grid's less the components': exact, since unsigned
     64-bit arithmetic wraps and the true difference fits.
@@ -258,10 +259,6 @@ def _with_background(moments, shape, background_box):
         table["sum_products"][0, term] = (total - components) % wrap
     table["min"][0] = np.iinfo(np.uint32).max
     table["max"][0] = 0
-    if background_box is not None:
-        table["min"][0, 2] = table["max"][0, 2] = 0  # a 2D image's z
-        for axis, column in enumerate(columns):
-            table["min"][0, column], table["max"][0, column] = background_box[axis]
     return table
 
 
@@ -301,11 +298,14 @@ def _statistics(arrays, labels, moments, spacing, origin, no_slice_conversion):
     origin = _per_axis(origin, ndim, 0.0, "origin")
     if not all(value > 0 for value in spacing):
         raise ValueError(f"spacing must be positive, not {spacing}")
-    background_voxels = int(np.prod(shape)) - int(moments["count"].sum(dtype=np.uint64))
-    table = _with_background(moments, shape,
-                             arrays.background_extent(labels, background_voxels))
-
+    table = _with_background(moments, shape)
     columns = _LIBRARY_COLUMN_OF_AXIS[ndim]
+    background_box = arrays.background_extent(labels, int(table["count"][0]))
+    if background_box is not None:
+        table["min"][0, 2] = table["max"][0, 2] = 0  # a 2D image's z
+        for axis, column in enumerate(columns):
+            table["min"][0, column], table["max"][0, column] = background_box[axis]
+
     library_spacing, library_origin = [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]
     for axis, column in enumerate(columns):
         library_spacing[column], library_origin[column] = spacing[axis], origin[axis]
