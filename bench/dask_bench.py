@@ -55,6 +55,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--volumes", default="0.3:1,0.5:4,0.2:16",
                         help="density:granularity of each random volume")
+    parser.add_argument("--connectivity", type=int, default=26, choices=(6, 18, 26))
     parser.add_argument("--skip-dask-image", action="store_true")
     parser.add_argument("--scaling", action="store_true",
                         help="time volccl.dask's phases over chunk counts and component counts")
@@ -70,7 +71,7 @@ def main():
     cluster = distributed.LocalCluster(n_workers=arguments.workers, threads_per_worker=1,
                                        processes=True, dashboard_address=None)
     client = distributed.Client(cluster)
-    structure = np.ones((3, 3, 3), bool)
+    structure = ndimage.generate_binary_structure(3, {6: 1, 18: 2, 26: 3}[arguments.connectivity])
     rows = []
     print(f"# volccl.dask against dask-image: {arguments.side}^3, chunks "
           f"{arguments.chunk}^3, {arguments.workers} worker processes x 1 thread, "
@@ -87,7 +88,7 @@ def main():
         distributed.wait(darr)
 
         def ours():
-            return vdask.connected_components(darr, connectivity=26)
+            return vdask.connected_components(darr, connectivity=arguments.connectivity)
 
         labels = client.compute(ours(), sync=True)
         if not np.array_equal(labels, expected):
@@ -115,13 +116,17 @@ def main():
         print(row, flush=True)
         client.cancel(darr)
     print_table(rows)
-    if arguments.csv:
-        with open(arguments.csv, "w", newline="") as out:
+    write_csv(arguments.csv, rows)
+    client.close()
+    cluster.close()
+
+
+def write_csv(path, rows):
+    if path:
+        with open(path, "w", newline="") as out:
             writer = csv.DictWriter(out, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
-    client.close()
-    cluster.close()
 
 
 def print_table(rows):
@@ -133,29 +138,47 @@ def print_table(rows):
 
 
 def scaling(client, arguments):
-    """volccl.dask's time against the number of chunks (fixed volume) and of components."""
+    """volccl.dask's time against the number of chunks (fixed volume) and of components, the
+    labels checked against scipy's."""
     import dask.array as da
+    from distributed.diagnostics import MemorySampler
+    from scipy import ndimage
 
     import volccl.dask as vdask
 
     rows = []
     side = arguments.side
     for chunk in (side, side // 2, side // 4, side // 8):
-        for density, granularity in ((0.3, 1), (0.2, 16)):
+        for spec in arguments.volumes.split(","):
+            density, granularity = float(spec.split(":")[0]), int(spec.split(":")[1])
             mask = random_volume(side, density, granularity, seed=2)
             darr = client.persist(da.from_array(mask, chunks=chunk))
             distributed_wait(darr)
-            labels, count = vdask.connected_components(darr, return_N=True)
+            connectivity = arguments.connectivity
+            labels, count = vdask.connected_components(darr, connectivity, return_N=True)
             tasks = len(dict(labels.__dask_graph__()))
-            median, times, result = timed(client, lambda: vdask.connected_components(
-                darr, return_N=True)[1], arguments.runs)
+            sampler = MemorySampler()
+            with sampler.sample("run", interval=0.05):
+                median, times, result = timed(client, lambda: vdask.connected_components(
+                    darr, connectivity, return_N=True)[1], arguments.runs)
+            # The workers' memory (the persisted input included) at its peak.
+            peak = max(sampler.samples["run"], key=lambda sample: sample[1])[1]
+            # Checked after the timed runs, so that the check's memory is not in the peak.
+            expected, _ = ndimage.label(mask, structure=ndimage.generate_binary_structure(
+                3, {6: 1, 18: 2, 26: 3}[connectivity]))
+            if not np.array_equal(client.compute(labels, sync=True), expected):
+                sys.exit(f"volccl.dask's labels differ from scipy's ({spec}, chunks {chunk})")
             row = {"chunk": chunk, "chunks": darr.npartitions,
-                   "volume": f"d{density} g{granularity}", "components": int(result),
-                   "tasks": tasks, "median_s": round(median, 3)}
+                   "volume": f"d{density} g{granularity}", "connectivity": connectivity,
+                   "components": int(result),
+                   "tasks": tasks, "median_s": round(median, 3),
+                   "input_mb": round(mask.nbytes / 2**20, 1),
+                   "peak_cluster_memory_mb": round(peak / 2**20, 1)}
             rows.append(row)
             print(row, flush=True)
             client.cancel(darr)
     print_table(rows)
+    write_csv(arguments.csv, rows)
 
 
 def distributed_wait(collection):

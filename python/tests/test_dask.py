@@ -230,6 +230,7 @@ def test_label_zarr_into_a_new_array(client, rng, tmp_path):
     assert count == expected_count
     out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
     assert out.dtype == np.uint64 and out.chunks == (8, 8, 8)
+    assert [(c.cname.value, c.shuffle.value) for c in out.compressors] == [("lz4", "shuffle")]
     np.testing.assert_array_equal(out[...], expected)
     rows = (tmp_path / "stats.csv").read_text().splitlines()
     assert rows[0].startswith("label,voxel_count,centroid_z") and len(rows) == count + 1
@@ -242,7 +243,16 @@ def test_label_zarr_into_a_new_array(client, rng, tmp_path):
                      chunks=(7, 6, 5), overwrite=True, client=client)
     out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
     assert out.chunks == (7, 6, 5) and out.metadata.zarr_format == 2
+    assert [c.cname for c in out.compressors] == ["lz4"]
     np.testing.assert_array_equal(out[...], scipy_reference(mask, 6)[0])
+    # Dask chunks made of whole input chunks: the labels keep the input's Zarr chunks.
+    write_zarr(tmp_path / "small.zarr", mask, (4, 4, 4))
+    vdask.label_zarr(tmp_path / "small.zarr", tmp_path / "out.zarr", connectivity=26, chunks=8,
+                     overwrite=True, client=client, compressors=zarr.codecs.ZstdCodec(level=5))
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.chunks == (4, 4, 4)
+    assert [(type(c).__name__, c.level) for c in out.compressors] == [("ZstdCodec", 5)]
+    np.testing.assert_array_equal(out[...], scipy_reference(mask, 26)[0])
 
 
 def test_label_zarr_ome_zarr_labels_layout(client, rng, tmp_path):

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""volccl.dask end to end on generated Zarr volumes: Zarr in, Zarr of uint64 labels out, with one
+Dask worker per GPU (or CPU workers), and the single-GPU in-core labeling beside it.
+
+For each GPU count of --workers (1,2,4: --processes worker processes per GPU, each seeing only
+its own card through CUDA_VISIBLE_DEVICES, with --threads threads), each volume and each
+connectivity, it times volccl.dask.label_zarr (read the input's Zarr chunks into Dask chunks of
+--chunk, label, merge, relabel, write the labels in the input's Zarr chunks) and splits the
+tasks' time into phases from Dask's task stream. Every run's output is read back and hashed per Zarr chunk,
+untimed; the hashes must equal the first GPU count's. A --check-side corner of each volume
+is labeled by volccl.dask and compared byte for byte with the in-core labeling (and scipy's with
+--scipy), and timed in core on one GPU for the throughput per GPU.
+
+    python bench/dask_zarr_bench.py --side 2048 --chunk 512 --zarr-chunk 128 --workers 1,2,4 \
+        --processes 4 --threads 4 --volumes random:0.3:4,connectomics \
+        --connectomics data/connectomics.npy.gz --store /tmp/zarr-bench --csv results.csv
+    python bench/dask_zarr_bench.py --device cpu --side 256 --chunk 64 --zarr-chunk 32 \
+        --workers 1,2 --threads 1
+"""
+
+import argparse
+import csv
+import functools
+import gzip
+import hashlib
+import os
+import shutil
+import statistics
+import sys
+import time
+
+import numpy as np
+
+# The tasks of volccl.dask's graph by the phase they belong to (the key's name before its token).
+# Dask fuses a chunk's read into its labeling task, and its relabeling into the task that
+# writes it, where it can, so each pair is one phase.
+_PHASES = {"volccl-chunk": "read + label", "from-zarr-volccl-chunk": "read + label",
+           "from-zarr": "read + label", "original-from-zarr": "read + label",
+           "volccl-labels": "relabel + write", "volccl-labels-store-map": "relabel + write",
+           "store-map": "relabel + write", "finalize-hlgfinalizecompute": "gather",
+           "volccl-count-finalize-hlgfinalizecompute": "gather"}
+
+
+def phase_of(key):
+    name = key[0] if isinstance(key, tuple) else str(key)
+    name = name.rsplit("-", 1)[0]
+    if name in _PHASES:
+        return _PHASES[name]
+    if name.startswith("volccl-"):
+        return "merge"
+    return "other"
+
+
+def random_chunk(block_info=None, *, density, granularity, seed):
+    """One chunk of a random volume: cells of granularity^3 voxels, foreground with probability
+    density, drawn from a generator seeded by the chunk's place (the chunk side is a multiple of
+    the granularity, so the volume is the same whatever computes it)."""
+    info = block_info[None]
+    shape = info["chunk-shape"]
+    rng = np.random.default_rng([seed, *info["chunk-location"]])
+    cells = rng.random(tuple(-(-side // granularity) for side in shape)) < density
+    for axis in range(3):
+        cells = np.repeat(cells, granularity, axis=axis)
+    return np.ascontiguousarray(cells[tuple(slice(0, side) for side in shape)])
+
+
+@functools.cache
+def _connectomics_mask(path):
+    with gzip.open(path, "rb") as stream:
+        return np.load(stream) != 0
+
+
+def tiled_chunk(block_info=None, *, path):
+    """One chunk of the connectomics segmentation's non-zero mask repeated along every axis."""
+    info = block_info[None]
+    tile = _connectomics_mask(path)
+    ranges = [range(start, stop) for start, stop in info["array-location"]]
+    index = np.ix_(*[np.arange(r.start, r.stop) % side for r, side in zip(ranges, tile.shape)])
+    return np.ascontiguousarray(tile[index])
+
+
+def make_volume(client, spec, side, chunk, store, connectomics):
+    """Writes the volume named by spec to a Zarr array at store, in Zarr chunks of `chunk`;
+    returns its description."""
+    import dask.array as da
+
+    if spec.startswith("random:"):
+        _, density, granularity = spec.split(":")
+        function = functools.partial(random_chunk, density=float(density),
+                                     granularity=int(granularity), seed=7)
+        name = f"random {side}^3 d{float(density):g} g{granularity}"
+    elif spec == "connectomics":
+        function = functools.partial(tiled_chunk, path=os.path.abspath(connectomics))
+        name = f"connectomics tiled to {side}^3 (non-zero)"
+    else:
+        sys.exit(f"unknown volume {spec!r}: random:DENSITY:GRANULARITY or connectomics")
+    darr = da.map_blocks(function, dtype=bool, chunks=tuple((chunk,) * (side // chunk)
+                                                            + ((side % chunk,) if side % chunk
+                                                               else ()) for _ in range(3)))
+    shutil.rmtree(store, ignore_errors=True)
+    start = time.perf_counter()
+    client.compute(da.to_zarr(darr, store, compute=False), sync=True)
+    return name, time.perf_counter() - start
+
+
+def _digest(block):
+    digest = hashlib.sha256(memoryview(np.ascontiguousarray(block))).digest()
+    return np.full((1,) * block.ndim, int.from_bytes(digest[:8], "little"), np.uint64)
+
+
+def label_run(client, in_store, out_store, connectivity, device, chunk):
+    """One run of volccl.dask.label_zarr, Dask chunks of `chunk` over the store's Zarr chunks:
+    (wall seconds, N, per phase the tasks' seconds and the span from its first task's start to
+    its last task's end)."""
+    import distributed
+
+    import volccl.dask as vdask
+
+    with distributed.get_task_stream(client) as stream:
+        start = time.perf_counter()
+        n = vdask.label_zarr(in_store, out_store, connectivity=connectivity, chunks=chunk,
+                             overwrite=True, client=client, device=device)
+        wall = time.perf_counter() - start
+    phases = {}
+    for record in stream.data:
+        phase = phase_of(record["key"])
+        for part in record["startstops"]:
+            if part["action"] == "compute":
+                busy, first, last = phases.get(phase, (0.0, np.inf, -np.inf))
+                phases[phase] = (busy + part["stop"] - part["start"], min(first, part["start"]),
+                                 max(last, part["stop"]))
+    return wall, int(n), phases
+
+
+def store_digests(client, store):
+    """A hash of every Zarr chunk of the labels written at store (read back, not timed)."""
+    import dask.array as da
+
+    labels = da.from_zarr(store)
+    digests = labels.map_blocks(_digest, chunks=tuple((1,) * len(s) for s in labels.chunks),
+                                dtype=np.uint64)
+    return np.asarray(client.compute(digests, sync=True))
+
+
+def start_cluster(gpus, processes, threads, device):
+    """`processes` worker processes per GPU (each seeing only its card), `threads` each."""
+    import distributed
+
+    specification = {}
+    for index in range(gpus * processes):
+        env = {"CUDA_VISIBLE_DEVICES": str(index // processes)} if device == "cuda" else {}
+        specification[f"worker-{index}"] = {
+            "cls": distributed.Nanny,
+            "options": {"nthreads": threads, "env": env, "dashboard_address": None}}
+    cluster = distributed.SpecCluster(
+        workers=specification, asynchronous=False,
+        scheduler={"cls": distributed.Scheduler, "options": {"dashboard_address": None}})
+    client = distributed.Client(cluster)
+    client.wait_for_workers(gpus * processes)
+    return cluster, client
+
+
+def in_core(corner, connectivity, device, runs, check_scipy):
+    """The corner labeled in core on one device: (median seconds host to host, median seconds of
+    the device-resident call or None, uint32 labels)."""
+    import volccl
+
+    labels = volccl.connected_components(corner, connectivity=connectivity, device=device)
+    if check_scipy:
+        from scipy import ndimage
+        structure = ndimage.generate_binary_structure(3, {6: 1, 18: 2, 26: 3}[connectivity])
+        expected, _ = ndimage.label(corner, structure=structure)
+        if not np.array_equal(labels, expected):
+            sys.exit(f"volccl's in-core labels of the corner differ from scipy's at "
+                     f"{connectivity}")
+    host_times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        volccl.connected_components(corner, connectivity=connectivity, device=device)
+        host_times.append(time.perf_counter() - start)
+    device_median = None
+    if device == "cuda":
+        import cupy
+
+        resident = cupy.asarray(corner)
+        volccl.connected_components(resident, connectivity=connectivity)
+        device_times = []
+        for _ in range(runs):
+            cupy.cuda.runtime.deviceSynchronize()
+            start = time.perf_counter()
+            volccl.connected_components(resident, connectivity=connectivity)
+            cupy.cuda.runtime.deviceSynchronize()
+            device_times.append(time.perf_counter() - start)
+        device_median = statistics.median(device_times)
+        del resident
+    return statistics.median(host_times), device_median, labels
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--side", type=int, default=2048)
+    parser.add_argument("--chunk", type=int, default=512, help="Dask chunk side")
+    parser.add_argument("--zarr-chunk", type=int, default=128,
+                        help="Zarr chunk side of the input and of the labels")
+    parser.add_argument("--workers", default="1",
+                        help="GPU counts (CPU: groups of worker processes), e.g. 1,2,4")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="worker processes per GPU (or group)")
+    parser.add_argument("--threads", type=int, default=16, help="threads per worker process")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--volumes", default="random:0.3:4")
+    parser.add_argument("--connectivity", default="26,6")
+    parser.add_argument("--connectomics", default="data/connectomics.npy.gz")
+    parser.add_argument("--store", default="/tmp/volccl-zarr-bench")
+    parser.add_argument("--check-side", type=int, default=1024,
+                        help="the corner labeled in core and compared (0: none)")
+    parser.add_argument("--scipy", action="store_true", help="also compare the corner to scipy")
+    parser.add_argument("--in-core-runs", type=int, default=5)
+    parser.add_argument("--csv")
+    arguments = parser.parse_args()
+
+    counts = [int(n) for n in arguments.workers.split(",")]
+    connectivities = [int(c) for c in arguments.connectivity.split(",")]
+    rows = []
+    reference = {}
+    made = {}
+    for workers in counts:
+        cluster, client = start_cluster(workers, arguments.processes, arguments.threads,
+                                        arguments.device)
+        print(f"# {workers} GPU(s) (or groups) x {arguments.processes} worker process(es) x "
+              f"{arguments.threads} threads, device {arguments.device}", flush=True)
+        for spec in arguments.volumes.split(","):
+            in_store = os.path.join(arguments.store, spec.replace(":", "_") + ".zarr")
+            if spec not in made:
+                made[spec] = make_volume(client, spec, arguments.side, arguments.zarr_chunk,
+                                         in_store, arguments.connectomics)
+                print(f"made {made[spec][0]} in {made[spec][1]:.1f} s", flush=True)
+                if arguments.check_side:
+                    check_corner(client, in_store, arguments, spec, connectivities, rows)
+            name = made[spec][0]
+            for connectivity in connectivities:
+                out_store = os.path.join(arguments.store, "labels.zarr")
+                wall, n, phases = label_run(client, in_store, out_store, connectivity,
+                                            arguments.device, arguments.chunk)
+                hashes = store_digests(client, out_store)
+                shutil.rmtree(out_store, ignore_errors=True)
+                same = reference.setdefault((spec, connectivity), (n, hashes))
+                identical = same[0] == n and np.array_equal(same[1], hashes)
+                if not identical:
+                    sys.exit(f"{name} at {connectivity}: {workers} worker(s) gave other labels "
+                             f"than {counts[0]} (N {n} against {same[0]})")
+                busy = sum(busy for busy, _, _ in phases.values())
+                row = {"volume": name, "connectivity": connectivity, "workers": workers,
+                       "processes": arguments.processes, "threads": arguments.threads,
+                       "components": n, "wall_s": round(wall, 2),
+                       "gvoxels_per_s_per_worker": round(arguments.side ** 3 / wall / workers
+                                                         / 1e9, 3),
+                       "identical_to_first": identical, "task_s": round(busy, 1)}
+                for phase in ("read + label", "merge", "relabel + write", "gather", "other"):
+                    busy_s, first, last = phases.get(phase, (0.0, 0.0, 0.0))
+                    row[f"{phase} %"] = round(100 * busy_s / busy, 1)
+                    row[f"{phase} span s"] = round(last - first, 2)
+                rows.append(row)
+                print(row, flush=True)
+        client.close()
+        cluster.close()
+    for spec in made:
+        shutil.rmtree(os.path.join(arguments.store, spec.replace(":", "_") + ".zarr"),
+                      ignore_errors=True)
+    print_table(rows)
+    if arguments.csv:
+        with open(arguments.csv, "w", newline="") as out:
+            keys = list(dict.fromkeys(key for row in rows for key in row))
+            writer = csv.DictWriter(out, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+def check_corner(client, in_store, arguments, spec, connectivities, rows):
+    """The volume's corner of --check-side: volccl.dask's labels against the in-core labeling,
+    and the in-core time on one device."""
+    import dask.array as da
+    import zarr
+
+    import volccl.dask as vdask
+
+    side = arguments.check_side
+    corner = np.asarray(zarr.open_array(in_store, mode="r")[:side, :side, :side])
+    for connectivity in connectivities:
+        host_s, device_s, expected = in_core(corner, connectivity, arguments.device,
+                                             arguments.in_core_runs, arguments.scipy)
+        darr = da.from_zarr(in_store, chunks=arguments.chunk)[:side, :side, :side]
+        labels = client.compute(vdask.connected_components(darr, connectivity=connectivity,
+                                                           device=arguments.device), sync=True)
+        if not np.array_equal(labels, expected):
+            sys.exit(f"{spec} corner {side}^3 at {connectivity}: volccl.dask's labels differ "
+                     "from the in-core labeling")
+        row = {"volume": f"{spec} corner {side}^3 in core", "connectivity": connectivity,
+               "workers": 1, "components": int(expected.max()), "wall_s": round(host_s, 3),
+               "gvoxels_per_s_per_worker": round(side ** 3 / host_s / 1e9, 3),
+               "identical_to_first": True,
+               "device_resident_s": None if device_s is None else round(device_s, 4),
+               "scipy_checked": arguments.scipy}
+        rows.append(row)
+        print(row, flush=True)
+
+
+def print_table(rows):
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(key, "")) for key in keys) + " |")
+
+
+if __name__ == "__main__":
+    main()
