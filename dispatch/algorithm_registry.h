@@ -42,6 +42,8 @@ struct Labelers {
   // large for the pass enqueued before the count (LateBeforeCount); else that pass, or the Late
   // pass after the labeling, measures its labels.
   bool cuda_gathers_late = false;
+  // The CPU labeler gathers the Late moments from its runs as it writes the labels.
+  bool cpu_gathers_late = false;
 };
 
 struct AlgorithmEntry {

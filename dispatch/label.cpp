@@ -142,9 +142,9 @@ LabelOptions checked_request(const LabelInput& input, Extent3 extent, const std:
 // The host call of `input`: a mask through `mask`, a label map through `input`.
 detail::HostLabelCall host_call(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
                                 const LabelOptions& options,
-                                std::vector<ComponentMoments>* early_statistics) {
+                                std::vector<ComponentMoments>* statistics) {
   const auto* mask = input.label_map ? nullptr : static_cast<const std::uint8_t*>(input.data);
-  return {mask, extent, labels, options, early_statistics, input};
+  return {mask, extent, labels, options, statistics, input};
 }
 
 }  // namespace
@@ -169,14 +169,20 @@ LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels
     return detail::label_cuda_from_host(input, extent, labels, options, &statistics);
   }
 #endif
-  // LE and TM gather the Early statistics while they label, on the CPU too (the registry says
-  // which); every other case is measured after labeling.
-  const bool early =
-      options.statistics_strategy == StatisticsStrategy::early &&
-      detail::registry_entry(options.algorithm).labelers(options.connectivity).cpu_gathers_early;
+  // LE and TM gather the Early statistics while they label, on the CPU too, and RTS the Late
+  // ones from its runs as it writes the labels (the registry says which); every other case is
+  // measured after labeling.
+  const detail::Labelers& labelers =
+      detail::registry_entry(options.algorithm).labelers(options.connectivity);
+  const bool gathered =
+      (options.statistics_strategy == StatisticsStrategy::early && labelers.cpu_gathers_early) ||
+      (options.statistics_strategy == StatisticsStrategy::late && labelers.cpu_gathers_late);
   LabelResult result = detail::label_on_cpu(
-      host_call(input, extent, labels, options, early ? &statistics : nullptr));
-  if (early) return result;
+      host_call(input, extent, labels, options, gathered ? &statistics : nullptr));
+  if (gathered) {
+    // Timed within the final labeling, where the moments are summed.
+    return result;
+  }
   detail::StepClock clock;
   statistics = measure(labels, extent, result.component_count, options.cpu_threads);
   result.timings.statistics_ms = clock.lap();

@@ -21,6 +21,7 @@
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,11 +34,30 @@
 
 #include "runtime/cpu_parallel.h"
 #include "runtime/host_device.h"
+#include "runtime/moments.h"
 #include "runtime/voxel_input.h"
 #include "volccl/detail/step_clock.h"
+#include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl::detail::rts {
+
+constexpr std::size_t kHugePage = std::size_t{1} << 21;
+
+// Asks Linux for 2 MiB pages over the whole huge pages inside [begin, begin + bytes), before
+// they are first touched; elsewhere a no-op.
+inline void advise_huge_pages(void* begin, std::size_t bytes) {
+#if defined(__linux__)
+  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + kHugePage - 1) / kHugePage;
+  const auto last = (reinterpret_cast<std::uintptr_t>(begin) + bytes) / kHugePage;
+  if (last > first) {
+    madvise(reinterpret_cast<void*>(first * kHugePage), (last - first) * kHugePage, MADV_HUGEPAGE);
+  }
+#else
+  (void)begin;
+  (void)bytes;
+#endif
+}
 
 // An uninitialized array on 2 MiB pages where Linux grants them, as NumPy asks for its large
 // arrays: faulting in a 4 KiB page costs about as much as the labeling's writes to it.
@@ -45,14 +65,11 @@ template <typename T>
 class PageArray {
  public:
   explicit PageArray(std::size_t count) {
-    constexpr std::size_t kHugePage = std::size_t{1} << 21;
     std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
     if (bytes >= 2 * kHugePage) {
       bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
       data_ = static_cast<T*>(std::aligned_alloc(kHugePage, bytes));
-#if defined(__linux__)
-      if (data_ != nullptr) madvise(data_, bytes, MADV_HUGEPAGE);
-#endif
+      if (data_ != nullptr) advise_huge_pages(data_, bytes);
     } else {
       data_ = static_cast<T*>(std::malloc(bytes));
     }
@@ -369,31 +386,69 @@ class RunScan {
       roots_before_[w] = roots;
       roots += popcount64(root_bits_[w]);
     }
+    component_count_ = roots;
     return roots;
   }
 
-  // Writes every voxel's label: 0 on the background, its root's rank + 1 on its runs.
-  void write_labels(std::uint32_t* labels) {
-    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+  // Writes every voxel's label: 0 on the background, its root's rank + 1 on its runs. With
+  // `statistics`, also sums each run's moments (in closed form) into its label's row, so the
+  // labels are never read back: the slab that holds a component's root, its first run, owns the
+  // row; a slab meeting a component rooted in an earlier slab sums it apart, added afterwards.
+  void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
+    if (statistics != nullptr) {
+      // A table of many components is tens of megabytes, touched here for the first time.
+      statistics->clear();
+      statistics->reserve(component_count_);
+      advise_huge_pages(statistics->data(), component_count_ * sizeof(ComponentMoments));
+      statistics->resize(component_count_);
+    }
+    std::vector<std::unordered_map<std::uint32_t, Moments>> borrowed(slabs_);
+    for_each_slab_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
       std::vector<Run> runs;
+      const std::uint32_t own_runs_begin = row_first_run_[first];
       std::uint32_t cached_root = ~0u;
       std::uint32_t cached_label = 0;
+      // The runs of one label in a row are summed in registers, and added to its row (or to
+      // the slab's borrowed sums) when another label comes.
+      Moments summed = no_moments();
+      bool owned = false;
+      const auto add_summed = [&] {
+        if (statistics == nullptr || cached_label == 0) return;
+        if (owned) {
+          merge((*statistics)[cached_label - 1], summed);
+        } else {
+          merge(borrowed[slab].try_emplace(cached_label, no_moments()).first->second, summed);
+        }
+      };
       for (std::uint32_t row = first; row < last; ++row) {
         std::uint32_t* out = labels + grid_.first_voxel(row);
         decode_row(row, runs);
         std::uint32_t run_index = row_first_run_[row];
         // The row is cleared whole first: random rows have gaps of a few voxels between runs.
         std::fill(out, out + grid_.nx, 0u);
+        const std::uint32_t y = row % grid_.ny;
+        const std::uint32_t z = row / grid_.ny;
         for (const Run& run : runs) {
           const std::uint32_t root = parent_[run_index++];
           if (root != cached_root) {
+            add_summed();
             cached_root = root;
             cached_label = label_of_root(root);
+            owned = root >= own_runs_begin;
+            summed = no_moments();
           }
           for (std::uint32_t x = run.begin; x < run.end; ++x) out[x] = cached_label;
+          if (statistics != nullptr) {
+            merge(summed, run_moments(run.begin, run.end - run.begin, y, z));
+          }
         }
       }
+      add_summed();
     });
+    if (statistics == nullptr) return;
+    for (const auto& slab : borrowed) {
+      for (const auto& [label, moments] : slab) merge((*statistics)[label - 1], moments);
+    }
   }
 
  private:
@@ -402,14 +457,21 @@ class RunScan {
   }
   std::uint64_t* starts(std::uint32_t row) { return foreground(row) + grid_.words_per_row; }
 
+  // body(slab, first row, last row) for each slab, one per thread.
   template <class SlabBody>
-  void for_each_slab(const SlabBody& body) {
+  void for_each_slab_index(const SlabBody& body) {
     parallel_for(slabs_, slabs_, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t slab = begin; slab < end; ++slab) {
         const auto s = static_cast<std::uint32_t>(slab);
-        body(slab_begin(s), slab_begin(s + 1));
+        body(s, slab_begin(s), slab_begin(s + 1));
       }
     });
+  }
+
+  template <class SlabBody>
+  void for_each_slab(const SlabBody& body) {
+    for_each_slab_index(
+        [&](std::uint32_t, std::uint32_t first, std::uint32_t last) { body(first, last); });
   }
 
   // The runs of a row, from its bits: a run ends where the foreground stops or another starts.
@@ -565,12 +627,15 @@ class RunScan {
   PageArray<std::uint32_t> parent_;
   std::vector<std::uint64_t> root_bits_;
   std::vector<std::uint32_t> roots_before_;
+  std::uint32_t component_count_ = 0;
 };
 
-// The whole labeling of `voxels` at `connectivity` (6, 18 or 26), its steps timed.
+// The whole labeling of `voxels` at `connectivity` (6, 18 or 26), its steps timed; with
+// `statistics`, the components' moments gathered as the labels are written.
 template <class Voxels>
 LabelResult label_runs(const Voxels& voxels, Extent3 extent, int connectivity,
-                       const LabelOptions& options, std::uint32_t* labels) {
+                       const LabelOptions& options, std::uint32_t* labels,
+                       std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
   StepClock step;
   LabelResult result;
@@ -585,7 +650,7 @@ LabelResult label_runs(const Voxels& voxels, Extent3 extent, int connectivity,
   result.timings.merge_ms = step.lap();
   result.component_count = scan.rank_roots();
   result.timings.relabel_ms = step.lap();
-  scan.write_labels(labels);
+  scan.write_labels(labels, statistics);
   result.timings.final_labeling_ms = step.lap();
   result.timings.total_ms = whole_call.lap();
   return result;

@@ -56,7 +56,7 @@ LabelResult label_le_2d_cpu(const HostLabelCall& call) {
   std::uint32_t* const labels = call.labels;
   HostLabeling labeling(call.extent, call.options);
   const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
-  HostPixelStatistics statistics(labeling, grid, mask, labels, call.early_statistics);
+  HostPixelStatistics statistics(labeling, grid, mask, labels, call.statistics);
   return call.options.connectivity == 4 ? label_le<4>(labeling, statistics, grid, mask, labels)
                                         : label_le<8>(labeling, statistics, grid, mask, labels);
 }

@@ -10,7 +10,8 @@ namespace volccl::detail {
 LabelResult label_rts_2d_cpu(const HostLabelCall& call) {
   const int volume_connectivity = call.options.connectivity == 4 ? 6 : 26;
   const auto label = [&](const auto& voxels) {
-    return rts::label_runs(voxels, call.extent, volume_connectivity, call.options, call.labels);
+    return rts::label_runs(voxels, call.extent, volume_connectivity, call.options, call.labels,
+                           call.statistics);
   };
   if (call.input.label_map) return with_label_map(call.input, label);
   return label(BinaryVoxels{call.mask});

@@ -70,7 +70,7 @@ LabelResult label_tm_2d_cpu(const HostLabelCall& call) {
   std::uint32_t* const labels = call.labels;
   HostLabeling labeling(call.extent, call.options);
   const PixelGrid grid = kernels2d::make_pixel_grid(call.extent);
-  HostPixelStatistics statistics(labeling, grid, mask, labels, call.early_statistics);
+  HostPixelStatistics statistics(labeling, grid, mask, labels, call.statistics);
   return call.options.connectivity == 4 ? label_tm<4>(labeling, statistics, grid, mask, labels)
                                         : label_tm<8>(labeling, statistics, grid, mask, labels);
 }

@@ -9,7 +9,7 @@ namespace volccl::detail {
 LabelResult label_rts_3d_cpu(const HostLabelCall& call) {
   const auto label = [&](const auto& voxels) {
     return rts::label_runs(voxels, call.extent, call.options.connectivity, call.options,
-                           call.labels);
+                           call.labels, call.statistics);
   };
   if (call.input.label_map) return with_label_map(call.input, label);
   return label(BinaryVoxels{call.mask});

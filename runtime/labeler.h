@@ -22,8 +22,9 @@ struct HostLabelCall {
   std::uint32_t* labels;
   LabelOptions options;
   // Not null: the labeler gathers the moments into it while it labels (the Early strategy of LE
-  // and TM); the others leave it alone and the caller measures after them.
-  std::vector<ComponentMoments>* early_statistics = nullptr;
+  // and TM; RTS's Late, from its runs as it writes the labels: Labelers::cpu_gathers_late); the
+  // others leave it alone and the caller measures after them.
+  std::vector<ComponentMoments>* statistics = nullptr;
   // A label map, for the labelers that take one (AlgorithmEntry::inputs); else the mask.
   LabelInput input = {};
 };

@@ -2,7 +2,8 @@
 // suites check it on masks with the machine's thread count; here the thread count varies (1, 2, 3,
 // 7 and more threads than rows), so that a border falls before, inside and after each slice and
 // row, and label maps of every value width are checked against a breadth-first search over equal
-// values written here.
+// values written here. The moments RTS gathers as it writes the labels (a component's row summed
+// by the slab of its first run, and apart by the others) are checked at every thread count too.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -11,8 +12,10 @@
 #include <random>
 #include <vector>
 
+#include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
+#include "volccl/statistics.h"
 #include "volccl/volccl.h"
 
 namespace volccl {
@@ -21,6 +24,8 @@ namespace {
 using data::Volume;
 using test::describe_seed;
 using test::matches_reference;
+using test::reference_label;
+using test::ReferenceLabels;
 using test::test_seed;
 
 // The last, more threads than rows, leaves one slab per row.
@@ -40,6 +45,25 @@ std::vector<int> connectivities_of(Extent3 extent) {
   return {6, 18, 26};
 }
 
+// The labels and the moments RTS gathers as it writes them, against the reference labeler's
+// labels and their voxel-by-voxel sums.
+::testing::AssertionResult measures_like_the_reference(const Volume& volume,
+                                                       const LabelOptions& options) {
+  const ReferenceLabels reference =
+      reference_label(volume.voxels, volume.extent, options.connectivity);
+  std::vector<std::uint32_t> labels(volume.extent.voxel_count(), test::kPoison);
+  std::vector<ComponentMoments> moments(2);  // replaced
+  const LabelResult result =
+      label(volume.voxels.data(), volume.extent, labels.data(), moments, options);
+  if (result.component_count != reference.component_count) {
+    return ::testing::AssertionFailure()
+           << result.component_count << " components, expected " << reference.component_count;
+  }
+  if (auto same = test::labels_equal(reference.labels, labels, volume.extent); !same) return same;
+  return test::tables_equal(
+      test::voxel_sums(reference.labels, volume.extent, reference.component_count), moments);
+}
+
 TEST(RtsSlabs, EveryThreadCountOnOddAndThinExtents) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
@@ -56,6 +80,10 @@ TEST(RtsSlabs, EveryThreadCountOnOddAndThinExtents) {
             ASSERT_TRUE(matches_reference(volume, rts_options(connectivity, threads)))
                 << extent.to_string() << ", density " << density << ", granularity " << granularity
                 << ", " << connectivity << "-connectivity, " << threads << " threads";
+            ASSERT_TRUE(measures_like_the_reference(volume, rts_options(connectivity, threads)))
+                << "with statistics: " << extent.to_string() << ", density " << density
+                << ", granularity " << granularity << ", " << connectivity << "-connectivity, "
+                << threads << " threads";
           }
         }
       }
@@ -72,6 +100,9 @@ TEST(RtsSlabs, SnakesAndFullVolumesAcrossBorders) {
       for (unsigned threads : kThreadCounts) {
         ASSERT_TRUE(matches_reference(volume, rts_options(connectivity, threads)))
             << volume.extent.to_string() << ", " << connectivity << ", " << threads;
+        ASSERT_TRUE(measures_like_the_reference(volume, rts_options(connectivity, threads)))
+            << "with statistics: " << volume.extent.to_string() << ", " << connectivity << ", "
+            << threads;
       }
     }
   }
@@ -142,7 +173,16 @@ template <typename T>
     return ::testing::AssertionFailure()
            << result.component_count << " components, expected " << expected_count;
   }
-  return test::labels_equal(expected, labels, extent);
+  if (auto same = test::labels_equal(expected, labels, extent); !same) return same;
+  // Again with the moments, which RTS gathers from its runs, split where the value changes.
+  std::vector<ComponentMoments> moments;
+  std::vector<std::uint32_t> measured(values.size(), 0xDEADBEEFu);
+  label(LabelInput::values(values.data(), background), extent, measured.data(), moments,
+        rts_options(connectivity, threads));
+  if (auto same = test::labels_equal(expected, measured, extent); !same) {
+    return same << " (with statistics)";
+  }
+  return test::tables_equal(test::voxel_sums(expected, extent, expected_count), moments);
 }
 
 // A map of `distinct` values drawn per granularity^3 cell, the first of `palette` standing for

@@ -34,8 +34,9 @@ struct alignas(128) ComponentMoments {
 bool operator==(const ComponentMoments& a, const ComponentMoments& b);
 
 // StatisticsStrategy (types.h) says how the GPU gathers the moments (the CPU backend computes them
-// in one pass after labeling, except LE's and TM's Early, which it gathers as the GPU does; the
-// integers, and so every derived value, are the same bits):
+// in one pass after labeling, except LE's and TM's Early, which it gathers as the GPU does, and
+// RTS's Late, which it sums from its runs as it writes the labels; the integers, and so every
+// derived value, are the same bits):
 // - late: after the labels are final, one pass over the label image (LE/TM paper Sec. III-D);
 //   runs of voxels along x are summed in registers, relative to the thread block's region,
 //   reduced across a warp with warp intrinsics and per region in shared memory; a label that
