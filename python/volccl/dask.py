@@ -62,14 +62,12 @@ def _check_array(darr, connectivity):
     return allowed[connectivity]
 
 
-def _chunk_statistics(labels, count, offset):
-    """One chunk's exact per-label sums in volume coordinates: voxel counts, coordinate sums
-    (int64) and inclusive bounding boxes, for labels 0..count (0 the background)."""
-    import volccl
-
-    table = volccl.statistics(labels, no_slice_conversion=True)
+def _chunk_statistics(table, count, offset):
+    """One chunk's exact per-label sums in volume coordinates, from the statistics its labeling
+    gathered: voxel counts, coordinate sums (int64) and inclusive bounding boxes, for labels
+    0..count (0 the background)."""
     counts = table["voxel_counts"].astype(np.int64)[:count + 1]
-    ndim = labels.ndim
+    ndim = table["centroids"].shape[1]
     centroids = np.nan_to_num(table["centroids"][:count + 1])
     # The centroids come from exact integer sums; within a chunk these sums stay far below
     # 2**53, so the product rounds back to them exactly.
@@ -92,9 +90,12 @@ def _label_chunk(block, offset, shape, connectivity, binary_image, device, algor
     import volccl
 
     options = {} if binary_image is None else {"binary_image": binary_image}
-    labels, count = volccl.connected_components(block, connectivity=connectivity, return_N=True,
-                                                device=device, algorithm=algorithm,
-                                                threads=threads, **options)
+    # The statistics, when asked for, are gathered while the chunk is labeled.
+    result = volccl.connected_components(block, connectivity=connectivity, return_N=True,
+                                         device=device, algorithm=algorithm, threads=threads,
+                                         statistics=statistics, no_slice_conversion=True,
+                                         **options)
+    labels, count = result[0], result[1]
     if hasattr(labels, "get"):  # a CuPy chunk: the merge works on the host
         labels = labels.get()
     labels = np.asarray(labels)
@@ -104,7 +105,7 @@ def _label_chunk(block, offset, shape, connectivity, binary_image, device, algor
         values = block.get() if hasattr(block, "get") else np.asarray(block)
     summary = merge.chunk_summary(labels, int(count), values, offset, shape)
     # Apart from the summary, which the neighbours fetch.
-    chunk_statistics = _chunk_statistics(labels, int(count), offset) if statistics else None
+    chunk_statistics = _chunk_statistics(result[2], int(count), offset) if statistics else None
     return labels, summary, chunk_statistics
 
 
