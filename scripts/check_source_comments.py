@@ -5,8 +5,8 @@
     python3 scripts/check_source_comments.py --self-test  # check the checker on a scratch tree
 
 Source comments say why the code is as it is; the measurements behind a choice, with the
-identifiers that name each change (S-28, RUF-14, UFB-3) and the numbers of the runs on the GPU
-machine, belong in bench/notes/. A comment that needs them points to the notes file of its
+identifiers that name each change (a notes series' letters, a hyphen and the change's number)
+and the numbers of the runs on the GPU machine, belong in bench/notes/. A comment that needs them points to the notes file of its
 topic (bench/notes/union-find-3d.md, ...), not to a change's identifier.
 
 The files scanned are those git knows of, tracked and untracked but not ignored
@@ -15,9 +15,12 @@ and build files (.h .hpp .hxx .cuh .cu .cpp .cc .py .sh .cmake, CMakeLists.txt) 
 bench/results/ and bench/notes/, and README.md. A tracked file deleted from the working tree is
 skipped, and so is this script. Flagged, anywhere in a line:
 
-- a change's identifier: S-28, RUF-14, UFB-3, TUF-1, UF-2;
-- the old single notes file, bench/NOTES.md, and `NOTES S-`;
-- a run's number: `device call 147`, `call 133`, `calls 137-142` (two digits or more).
+- a change's identifier: one of the series S, RUF, UFB, TUF and UF, a hyphen and a number;
+- the old single notes file (NOTES.md in bench/) and a reference into it ("NOTES", then S-);
+- a run's number: "device call", "call" or "calls" and a number (two digits or more for the
+  last two).
+
+The self-test builds its examples of each at run time, so that this file holds none.
 
 Each hit is printed as `FILE:LINE: notes identifier 'TEXT'` and the exit status is 1; when there
 is none it prints one summary line and exits 0. Benchmark figures (timings, speed-ups) are not
@@ -43,10 +46,18 @@ SELF = "scripts/check_source_comments.py"
 PATTERNS = [
     re.compile(r"\b(?:S|RUF|UFB|TUF|UF)-[0-9]+\b"),
     re.compile(r"bench/NOTES\.md"),
-    re.compile(r"NOTES S-"),
+    re.compile(r"NOTES[ ]S-"),
     re.compile(r"device call [0-9]+"),
     re.compile(r"\bcalls? [0-9]{2,}\b"),
 ]
+
+
+def example(series: str, number: int) -> str:
+    """A change's identifier for the self-test, made here so that no line of this file is one."""
+    return f"{series}-{number}"
+
+
+NOTES_FILE = "bench/" + "NOTES.md"
 
 
 def wanted(path: str) -> bool:
@@ -61,7 +72,8 @@ def source_files(root: pathlib.Path) -> list[str]:
 
 
 def hits_in_line(line: str) -> list[str]:
-    """The flagged texts of a line; overlapping matches ('NOTES S-4') are joined into one."""
+    """The flagged texts of a line; overlapping matches (an identifier inside a reference to the
+    old notes file) are joined into one."""
     spans = sorted(match.span() for pattern in PATTERNS for match in pattern.finditer(line))
     joined: list[list[int]] = []
     for begin, end in spans:
@@ -98,19 +110,20 @@ def check(root: pathlib.Path) -> int:
 
 def self_test() -> int:
     """Plants one violation of each pattern in a scratch git tree, beside files that must pass."""
+    run = "call"
     planted = {
-        "kernels/identifier.cu": "// tiles took 15 % off (S-28).\n",
-        "kernels/ruf.h": "// as measured (RUF-14)\n",
-        "kernels/ufb.cuh": "  int x = 0;  // UFB-3 kept it\n",
-        "kernels/tuf.cpp": "// TUF-2 was not kept\n",
-        "kernels/uf.hpp": "// UF-1: the first try\n",
-        "kernels/old_notes.cc": "// see bench/NOTES.md for why\n",
-        "runtime/notes_s.cu": "// latencies overlap (NOTES S-x)\n",
-        "scripts/device_call.sh": "# results of device call 147\n",
-        "bench/call.py": "# the A/B run (call 133)\n",
-        "bench/calls.cmake": "# calls 137-142 measured it\n",
-        "tests/CMakeLists.txt": "# S-1 again\n",
-        "README.md": "RUF-12 in the front page\n",
+        "kernels/identifier.cu": f"// tiles took 15 % off ({example('S', 28)}).\n",
+        "kernels/ruf.h": f"// as measured ({example('RUF', 14)})\n",
+        "kernels/ufb.cuh": f"  int x = 0;  // {example('UFB', 3)} kept it\n",
+        "kernels/tuf.cpp": f"// {example('TUF', 2)} was not kept\n",
+        "kernels/uf.hpp": f"// {example('UF', 1)}: the first try\n",
+        "kernels/old_notes.cc": f"// see {NOTES_FILE} for why\n",
+        "runtime/notes_s.cu": "// latencies overlap (NOTES " + "S-x)\n",
+        "scripts/device_call.sh": f"# results of device {run} {147}\n",
+        "bench/call.py": f"# the A/B run ({run} {133})\n",
+        "bench/calls.cmake": f"# {run}s {137}-142 measured it\n",
+        "tests/CMakeLists.txt": f"# {example('S', 1)} again\n",
+        "README.md": f"{example('RUF', 12)} in the front page\n",
     }
     clean = {
         "kernels/clean.cu": (
@@ -120,12 +133,12 @@ def self_test() -> int:
             "int s = S - 1; int uf = UF - 2;\n"),
     }
     ignored = {
-        "bench/results/run/README.md": "S-28\n",
-        "bench/results/run/notes.py": "# RUF-14\n",
-        "bench/notes/statistics.py": "# S-28\n",
-        "docs/notes.md": "S-28 in other Markdown\n",
-        "data/table.txt": "UFB-3\n",
-        SELF: "# S-28 in the checker itself\n",
+        "bench/results/run/README.md": f"{example('S', 28)}\n",
+        "bench/results/run/notes.py": f"# {example('RUF', 14)}\n",
+        "bench/notes/statistics.py": f"# {example('S', 28)}\n",
+        "docs/notes.md": f"{example('S', 28)} in other Markdown\n",
+        "data/table.txt": f"{example('UFB', 3)}\n",
+        SELF: f"# {example('S', 28)} in the checker itself\n",
     }
     for variable in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # as under a git hook
         os.environ.pop(variable, None)
