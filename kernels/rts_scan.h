@@ -402,23 +402,24 @@ class RunScan {
       advise_huge_pages(statistics->data(), component_count_ * sizeof(ComponentMoments));
       statistics->resize(component_count_);
     }
-    std::vector<std::unordered_map<std::uint32_t, Moments>> borrowed(slabs_);
+    std::vector<std::unordered_map<std::uint32_t, Moments>> borrowed(statistics != nullptr ? slabs_
+                                                                                           : 0);
     for_each_slab_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
       std::vector<Run> runs;
       const std::uint32_t own_runs_begin = row_first_run_[first];
       std::uint32_t cached_root = ~0u;
       std::uint32_t cached_label = 0;
-      // The runs of one label in a row are summed in registers, and added to its row (or to
+      // The consecutive runs of one label are summed in registers, and added to its row (or to
       // the slab's borrowed sums) when another label comes.
       Moments summed = no_moments();
-      bool owned = false;
       const auto add_summed = [&] {
-        if (statistics == nullptr || cached_label == 0) return;
-        if (owned) {
+        if (cached_label == 0) return;
+        if (cached_root >= own_runs_begin) {
           merge((*statistics)[cached_label - 1], summed);
         } else {
           merge(borrowed[slab].try_emplace(cached_label, no_moments()).first->second, summed);
         }
+        summed = no_moments();
       };
       for (std::uint32_t row = first; row < last; ++row) {
         std::uint32_t* out = labels + grid_.first_voxel(row);
@@ -431,11 +432,9 @@ class RunScan {
         for (const Run& run : runs) {
           const std::uint32_t root = parent_[run_index++];
           if (root != cached_root) {
-            add_summed();
+            if (statistics != nullptr) add_summed();
             cached_root = root;
             cached_label = label_of_root(root);
-            owned = root >= own_runs_begin;
-            summed = no_moments();
           }
           for (std::uint32_t x = run.begin; x < run.end; ++x) out[x] = cached_label;
           if (statistics != nullptr) {
@@ -443,7 +442,7 @@ class RunScan {
           }
         }
       }
-      add_summed();
+      if (statistics != nullptr) add_summed();
     });
     if (statistics == nullptr) return;
     for (const auto& slab : borrowed) {
