@@ -6,13 +6,16 @@ For each GPU count of --workers (1,2,4: --processes worker processes per GPU, ea
 its own card through CUDA_VISIBLE_DEVICES, with --threads threads), each volume and each
 connectivity, it times volccl.dask.label_zarr (read the input's Zarr chunks into Dask chunks of
 --chunk, label, merge, relabel, write the labels in the input's Zarr chunks) and splits the
-tasks' time into phases from Dask's task stream. Every run's output is read back and hashed per Zarr chunk,
-untimed; the hashes must equal the first GPU count's. A --check-side corner of each volume
-is labeled by volccl.dask and compared byte for byte with the in-core labeling (and scipy's with
+tasks' time into phases from Dask's task stream, after a warm-up labeling on every worker.
+With --cpus-per-gpu each GPU's worker processes keep to cores of their own, as dask-cuda's CPU
+affinity does. Every case is run --runs times (the median is reported, the slower middle run
+of an even count); the first run's output is read back and hashed per Zarr chunk, untimed,
+and the hashes must equal the first GPU count's. A --check-side corner of each volume is
+labeled by volccl.dask and compared byte for byte with the in-core labeling (and scipy's with
 --scipy), and timed in core on one GPU for the throughput per GPU.
 
     python bench/dask_zarr_bench.py --side 2048 --chunk 512 --zarr-chunk 128 --workers 1,2,4 \
-        --processes 4 --threads 4 --volumes random:0.3:4,connectomics \
+        --processes 4 --threads 4 --cpus-per-gpu 16 --volumes random:0.3:4,connectomics \
         --connectomics data/connectomics.npy.gz --store /tmp/zarr-bench --csv results.csv
     python bench/dask_zarr_bench.py --device cpu --side 256 --chunk 64 --zarr-chunk 32 \
         --workers 1,2 --threads 1
@@ -29,6 +32,7 @@ import statistics
 import sys
 import time
 
+import distributed
 import numpy as np
 
 # The tasks of volccl.dask's graph by the phase they belong to (the key's name before its token).
@@ -142,21 +146,78 @@ def store_digests(client, store):
     return np.asarray(client.compute(digests, sync=True))
 
 
-def start_cluster(gpus, processes, threads, device):
-    """`processes` worker processes per GPU (each seeing only its card), `threads` each."""
-    import distributed
+def physical_cores():
+    """The CPUs this process may use, grouped by physical core (hyperthreads together), in
+    order."""
+    allowed = os.sched_getaffinity(0)
+    cores = {}
+    for cpu in sorted(allowed):
+        topology = f"/sys/devices/system/cpu/cpu{cpu}/topology"
+        try:
+            with open(f"{topology}/physical_package_id") as package, \
+                    open(f"{topology}/core_id") as core:
+                place = (int(package.read()), int(core.read()))
+        except OSError:
+            place = (0, cpu)
+        cores.setdefault(place, []).append(cpu)
+    return [cores[place] for place in sorted(cores)]
 
+
+def cpu_shares(gpus, cpus_per_gpu):
+    """Disjoint CPU sets of cpus_per_gpu CPUs, whole physical cores, one per GPU."""
+    cores = physical_cores()
+    per_core = len(cores[0])
+    wanted = -(-cpus_per_gpu // per_core)
+    if wanted * gpus > len(cores):
+        sys.exit(f"{gpus} GPUs x {cpus_per_gpu} CPUs need {wanted * gpus} cores; this process "
+                 f"may use {len(cores)}")
+    return [sorted(cpu for core in cores[g * wanted:(g + 1) * wanted] for cpu in core)
+            for g in range(gpus)]
+
+
+class PinToCpus(distributed.WorkerPlugin):
+    """A worker plugin that confines every thread of its worker process (those running and
+    those to come) to the CPUs of its GPU's share, as dask-cuda's CPU affinity does."""
+
+    def __init__(self, cpus_by_worker):
+        self.cpus_by_worker = cpus_by_worker
+
+    def setup(self, worker):
+        cpus = self.cpus_by_worker[worker.name]
+        for thread in os.listdir("/proc/self/task"):
+            os.sched_setaffinity(int(thread), cpus)
+
+
+def warm_up(device):
+    """A small labeling on a worker, so that no timed run pays for its CUDA context, the
+    library's first load or the first use of the codecs."""
+    import volccl
+
+    mask = np.random.default_rng(0).random((64, 64, 64)) < 0.3
+    volccl.connected_components(mask, device=device)
+
+
+def start_cluster(gpus, processes, threads, device, cpus_per_gpu, memory_limit):
+    """`processes` worker processes per GPU (each seeing only its card), `threads` each; with
+    cpus_per_gpu, each GPU's processes confined to their own share of the host's CPUs."""
     specification = {}
     for index in range(gpus * processes):
         env = {"CUDA_VISIBLE_DEVICES": str(index // processes)} if device == "cuda" else {}
         specification[f"worker-{index}"] = {
             "cls": distributed.Nanny,
-            "options": {"nthreads": threads, "env": env, "dashboard_address": None}}
+            "options": {"nthreads": threads, "env": env, "dashboard_address": None,
+                        "memory_limit": memory_limit}}
     cluster = distributed.SpecCluster(
         workers=specification, asynchronous=False,
         scheduler={"cls": distributed.Scheduler, "options": {"dashboard_address": None}})
     client = distributed.Client(cluster)
     client.wait_for_workers(gpus * processes)
+    if cpus_per_gpu:
+        shares = cpu_shares(gpus, cpus_per_gpu)
+        client.register_plugin(PinToCpus({f"worker-{index}": shares[index // processes]
+                                          for index in range(gpus * processes)}))
+        print(f"# CPUs per GPU: {shares}", flush=True)
+    client.run(warm_up, device)
     return cluster, client
 
 
@@ -207,6 +268,12 @@ def main():
     parser.add_argument("--processes", type=int, default=1,
                         help="worker processes per GPU (or group)")
     parser.add_argument("--threads", type=int, default=16, help="threads per worker process")
+    parser.add_argument("--cpus-per-gpu", type=int, default=0,
+                        help="confine each GPU's (group's) worker processes to this many CPUs "
+                             "of their own, whole physical cores (0: any CPU)")
+    parser.add_argument("--memory-limit", default="auto",
+                        help="each worker process's Dask memory limit (0: none, so nothing is "
+                             "spilled to disk)")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--volumes", default="random:0.3:4")
     parser.add_argument("--connectivity", default="26,6")
@@ -216,6 +283,9 @@ def main():
                         help="the corner labeled in core and compared (0: none)")
     parser.add_argument("--scipy", action="store_true", help="also compare the corner to scipy")
     parser.add_argument("--in-core-runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1,
+                        help="timed runs of each case (the median is reported, the slower middle "
+                             "run of an even count; the first run's labels are hashed)")
     parser.add_argument("--csv")
     arguments = parser.parse_args()
 
@@ -226,7 +296,8 @@ def main():
     made = {}
     for workers in counts:
         cluster, client = start_cluster(workers, arguments.processes, arguments.threads,
-                                        arguments.device)
+                                        arguments.device, arguments.cpus_per_gpu,
+                                        arguments.memory_limit)
         print(f"# {workers} GPU(s) (or groups) x {arguments.processes} worker process(es) x "
               f"{arguments.threads} threads, device {arguments.device}", flush=True)
         for spec in arguments.volumes.split(","):
@@ -240,10 +311,15 @@ def main():
             name = made[spec][0]
             for connectivity in connectivities:
                 out_store = os.path.join(arguments.store, "labels.zarr")
-                wall, n, phases = label_run(client, in_store, out_store, connectivity,
-                                            arguments.device, arguments.chunk)
-                hashes = store_digests(client, out_store)
-                shutil.rmtree(out_store, ignore_errors=True)
+                runs = []
+                for run in range(arguments.runs):
+                    runs.append(label_run(client, in_store, out_store, connectivity,
+                                          arguments.device, arguments.chunk))
+                    if run == 0:
+                        hashes = store_digests(client, out_store)
+                    shutil.rmtree(out_store, ignore_errors=True)
+                walls = [wall for wall, _, _ in runs]
+                wall, n, phases = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
                 same = reference.setdefault((spec, connectivity), (n, hashes))
                 identical = same[0] == n and np.array_equal(same[1], hashes)
                 if not identical:
@@ -252,7 +328,9 @@ def main():
                 busy = sum(busy for busy, _, _ in phases.values())
                 row = {"volume": name, "connectivity": connectivity, "workers": workers,
                        "processes": arguments.processes, "threads": arguments.threads,
+                       "cpus_per_gpu": arguments.cpus_per_gpu or "any",
                        "components": n, "wall_s": round(wall, 2),
+                       "runs_s": " ".join(f"{w:.2f}" for w in walls),
                        "gvoxels_per_s_per_worker": round(arguments.side ** 3 / wall / workers
                                                          / 1e9, 3),
                        "identical_to_first": identical, "task_s": round(busy, 1)}

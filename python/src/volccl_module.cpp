@@ -16,6 +16,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -322,6 +323,102 @@ nb::ndarray<nb::numpy, std::uint32_t, nb::ndim<1>> label_batch_into(
   return nb::ndarray<nb::numpy, std::uint32_t, nb::ndim<1>>(counts->data(), {items}, owner);
 }
 
+// The flat index of each label's first voxel, for labels numbered 1..count in raster order of
+// their first voxels, as volccl numbers them: a label not seen before is then always the next
+// one, so one pass finds them all, skipping at once the blocks that hold only labels seen.
+void first_voxels_into(
+    const ConstLabelArray& labels,
+    const nb::ndarray<std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>& first) {
+  if (memory_of(labels, "the labels") != Memory::host) {
+    throw nb::value_error("volccl: the labels must be in host memory");
+  }
+  const std::uint32_t* data = labels.data();
+  const std::size_t size = labels.size();
+  const std::size_t count = first.shape(0);
+  std::size_t seen = 0;
+  bool in_order = true;
+  {
+    nb::gil_scoped_release unlocked;
+    constexpr std::size_t block = 512;
+    for (std::size_t start = 0; start < size && seen < count && in_order; start += block) {
+      const std::size_t end = std::min(size, start + block);
+      std::uint32_t top = 0;
+      for (std::size_t i = start; i < end; ++i) top = std::max(top, data[i]);
+      if (top <= seen) continue;
+      for (std::size_t i = start; i < end && in_order; ++i) {
+        if (data[i] <= seen) continue;
+        in_order = seen < count && data[i] == seen + 1;
+        if (in_order) first.data()[seen++] = static_cast<std::int64_t>(i);
+      }
+    }
+  }
+  if (!in_order || seen != count) {
+    throw nb::value_error(("volccl: the labels are not numbered 1.." + std::to_string(count) +
+                           " in raster order of their first voxels")
+                              .c_str());
+  }
+}
+
+// out = table[local] for a block of a chunk's local labels (any strides, as a view of the
+// chunk gives them) into a C-contiguous array of the final labels; returns whether any voxel
+// is foreground. NumPy's table[local] would first widen the indices into a temporary of intp.
+bool relabel_into(
+    const nb::ndarray<const std::uint32_t, nb::device::cpu>& local,
+    const nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>& table,
+    const nb::ndarray<std::uint64_t, nb::c_contig, nb::device::cpu>& out) {
+  bool same_shape = local.ndim() == out.ndim() && local.ndim() >= 1 && local.ndim() <= 3;
+  for (std::size_t axis = 0; same_shape && axis < local.ndim(); ++axis) {
+    same_shape = local.shape(axis) == out.shape(axis);
+  }
+  if (!same_shape) {
+    throw nb::value_error(("volccl: relabeling a block of shape " + shape_text(local) +
+                           " into one of shape " + shape_text(out))
+                              .c_str());
+  }
+  // (z, y, x) shape and element strides, the missing leading axes of length 1.
+  std::array<std::size_t, 3> shape{1, 1, 1};
+  std::array<std::int64_t, 3> stride{0, 0, 0};
+  const std::size_t skipped = 3 - local.ndim();
+  for (std::size_t axis = 0; axis < local.ndim(); ++axis) {
+    shape[skipped + axis] = local.shape(axis);
+    stride[skipped + axis] = local.stride(axis);
+  }
+  const std::size_t table_size = table.shape(0);
+  std::uint32_t largest = 0;
+  std::uint32_t foreground_bits = 0;
+  {
+    nb::gil_scoped_release unlocked;
+    const std::uint64_t* final_labels = table.data();
+    std::uint64_t* target = out.data();
+    for (std::size_t z = 0; z < shape[0]; ++z) {
+      for (std::size_t y = 0; y < shape[1]; ++y) {
+        const std::uint32_t* row = local.data() + static_cast<std::int64_t>(z) * stride[0] +
+                                   static_cast<std::int64_t>(y) * stride[1];
+        const auto relabel_row = [&](auto x_stride) {
+          for (std::size_t x = 0; x < shape[2]; ++x) {
+            const std::uint32_t label = row[static_cast<std::int64_t>(x) * x_stride];
+            largest = std::max(largest, label);
+            foreground_bits |= label;
+            *target++ = label < table_size ? final_labels[label] : 0;
+          }
+        };
+        // Rows are contiguous in a view of a chunk: a constant stride lets the compiler see it.
+        if (stride[2] == 1) {
+          relabel_row(std::integral_constant<std::int64_t, 1>{});
+        } else {
+          relabel_row(stride[2]);
+        }
+      }
+    }
+  }
+  if (local.size() > 0 && largest >= table_size) {
+    throw nb::value_error(("volccl: local label " + std::to_string(largest) +
+                           " is beyond a table of " + std::to_string(table_size) + " labels")
+                              .c_str());
+  }
+  return foreground_bits != 0;
+}
+
 // describe() of every row of a moments table (moments_dtype, viewed as bytes), in the library's
 // axis order x, y, z. Rows of no voxel give NaN.
 nb::dict describe_moments(
@@ -442,6 +539,12 @@ NB_MODULE(_volccl, m) {
   m.def("label_batch_into", &label_batch_into, "masks"_a.noconvert(), "labels"_a.noconvert(),
         "connectivity"_a, "algorithm"_a, "device"_a, "threads"_a, "stream"_a,
         "Labels every item along the first axis; returns the component counts.");
+  m.def("first_voxels_into", &first_voxels_into, "labels"_a.noconvert(), "first"_a.noconvert(),
+        "The flat index of each label's first voxel, for labels 1..len(first) numbered in raster "
+        "order of their first voxels.");
+  m.def("relabel_into", &relabel_into, "local"_a.noconvert(), "table"_a.noconvert(),
+        "out"_a.noconvert(),
+        "out = table[local] for uint32 labels of any strides; returns whether any is non-zero.");
   m.def("describe", &describe_moments, "table_bytes"_a.noconvert(), "spacing"_a, "origin"_a,
         "dimension"_a, "Derived statistics of every row of a moments table, in x, y, z order.");
 }

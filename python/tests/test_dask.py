@@ -19,6 +19,7 @@ from conftest import CONNECTIVITIES, STRUCTURE_RANK, random_mask
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 zarr = pytest.importorskip("zarr")
+import volccl  # noqa: E402
 import volccl.dask as vdask  # noqa: E402
 
 
@@ -253,6 +254,56 @@ def test_label_zarr_into_a_new_array(client, rng, tmp_path):
     assert out.chunks == (4, 4, 4)
     assert [(type(c).__name__, c.level) for c in out.compressors] == [("ZstdCodec", 5)]
     np.testing.assert_array_equal(out[...], scipy_reference(mask, 26)[0])
+
+
+def test_label_zarr_irregular_chunks_and_chunks_of_background(client, rng, tmp_path):
+    mask = random_mask(rng, (20, 18, 16), 0.4).astype(np.uint8)
+    mask[:, :, 8:12] = 0  # Zarr chunks of background only, never written
+    mask[3, 4, 9] = 1  # but one of them holds a single voxel
+    write_zarr(tmp_path / "in.zarr", mask, (4, 4, 4))
+    # Irregular Dask chunks: the mask is rechunked to regular ones, which the labels take.
+    vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", connectivity=26,
+                     chunks=((5, 9, 6), (18,), (3, 7, 6)), client=client)
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.chunks == (5, 18, 3)
+    np.testing.assert_array_equal(out[...], scipy_reference(mask, 26)[0])
+    # Dask chunks of whole Zarr chunks: the chunks of background only are absent.
+    vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", connectivity=6, chunks=8,
+                     overwrite=True, client=client)
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    np.testing.assert_array_equal(out[...], scipy_reference(mask, 6)[0])
+    written = {tuple(int(i) for i in os.path.relpath(os.path.join(root, name),
+                                                     tmp_path / "out.zarr" / "c").split(os.sep))
+               for root, _, names in os.walk(tmp_path / "out.zarr" / "c") for name in names}
+    foreground = {index for index in np.ndindex(5, 5, 4)
+                  if mask[tuple(slice(4 * i, 4 * i + 4) for i in index)].any()}
+    assert written == foreground and (0, 1, 2) in written and (1, 1, 2) not in written
+
+
+def test_chunk_passes_in_the_compiled_core(rng):
+    from volccl import _dask_merge, _volccl
+    for shape in [(9, 1, 13), (1, 1, 1), (17, 23), (6, 7, 8)]:
+        labels = volccl.connected_components(random_mask(rng, shape, 0.3))
+        count = int(labels.max())
+        flat = labels.ravel()
+        expected = [int(np.flatnonzero(flat == label)[0]) for label in range(1, count + 1)]
+        assert _dask_merge.first_voxels(labels, count).tolist() == expected
+        table = rng.integers(1, 2**64, count + 1, dtype=np.uint64)
+        table[0] = 0
+        for view in (labels, labels[..., ::2], labels[::-1]):
+            out = np.full(view.shape, 7, np.uint64)
+            assert _volccl.relabel_into(view, table, out) == bool(view.any())
+            np.testing.assert_array_equal(out, table[view])
+    with pytest.raises(ValueError, match="not numbered 1..2 in raster order"):
+        _dask_merge.first_voxels(np.array([[0, 2, 1]], np.uint32), 2)
+    with pytest.raises(ValueError, match="not numbered 1..1 in raster order"):
+        _dask_merge.first_voxels(np.array([[0, 0, 0]], np.uint32), 1)
+    with pytest.raises(ValueError, match="local label 3 is beyond a table of 3"):
+        _volccl.relabel_into(np.array([[1, 3]], np.uint32), np.arange(3, dtype=np.uint64),
+                             np.empty((1, 2), np.uint64))
+    with pytest.raises(ValueError, match="into one of shape"):
+        _volccl.relabel_into(np.zeros((2, 2), np.uint32), np.zeros(1, np.uint64),
+                             np.empty((2, 3), np.uint64))
 
 
 def test_label_zarr_ome_zarr_labels_layout(client, rng, tmp_path):

@@ -1,4 +1,5 @@
-"""The chunk-level pieces of volccl.dask: plain NumPy functions that the Dask graph calls.
+"""The chunk-level pieces of volccl.dask: NumPy functions that the Dask graph calls (the two
+passes over a whole chunk's labels are in the compiled core).
 
 Every component piece (a component of one chunk's local labeling) is named by its key: the global
 linear index of its first voxel in raster order. Within a chunk local raster order is global
@@ -16,6 +17,8 @@ component key, then (after the ranking) each component's number.
 import itertools
 
 import numpy as np
+
+from . import _volccl
 
 # A chunk's keys and labels: keys are global linear indices (int64 holds 2**63 voxels).
 _KEY = np.int64
@@ -54,25 +57,10 @@ def top_level(grid):
 
 
 def first_voxels(labels, count):
-    """Local flat index of each label's first voxel (labels 1..count, numbered in raster order).
-
-    Within a plane the labels not seen in earlier planes first appear in increasing order, so
-    the plane's running maximum steps to each of them exactly at its first voxel and is sorted:
-    one binary search per label, plane by plane, without a sort or a chunk-sized temporary.
-    """
-    first = np.zeros(count, np.int64)
-    if count == 0:
-        return first
-    planes = labels.reshape(labels.shape[0], -1)
-    running = np.empty(planes.shape[1], labels.dtype)
-    seen = 0
-    for z, plane in enumerate(planes):
-        np.maximum.accumulate(plane, out=running)
-        top = int(running[-1])
-        if top > seen:
-            new = np.arange(seen + 1, top + 1, dtype=labels.dtype)
-            first[seen:top] = np.searchsorted(running, new) + z * planes.shape[1]
-            seen = top
+    """Local flat index of each label's first voxel (labels 1..count, numbered in raster order
+    as volccl numbers them, uint32 and C-contiguous)."""
+    first = np.empty(count, np.int64)
+    _volccl.first_voxels_into(labels, first)
     return first
 
 

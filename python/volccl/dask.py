@@ -23,6 +23,7 @@ import uuid
 import numpy as np
 
 from . import _dask_merge as merge
+from . import _volccl
 
 __all__ = ["connected_components", "label_zarr", "main"]
 
@@ -211,6 +212,42 @@ def _final_labels(labeled, opened, open_ranks, ranks, label_offset):
     return merge.chunk_table(summary, opened, open_ranks, ranks, label_offset)[labeled[0]]
 
 
+def _write_final_labels(writer, offset, labeled, opened, open_ranks, ranks, label_offset):
+    writer(labeled[0], merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset),
+           offset)
+    return np.zeros((1,) * labeled[0].ndim, np.uint8)
+
+
+class _ZarrLabelWriter:
+    """Writes a chunk's final labels into a new Zarr array whose chunks tile it, one Zarr chunk
+    at a time: each is gathered from the local labels on its own (a block the size of a Zarr
+    chunk, not the whole chunk's uint64 labels) and handed to Zarr whole, so that Zarr neither
+    copies it into a fresh chunk nor compares it with the fill value; a Zarr chunk of background
+    only is not written, and reads back as the fill value 0. `dropped`: the axes of length 1
+    the target has and the labels do not (OME-Zarr's time and channel)."""
+
+    def __init__(self, target, zarr_chunks, dropped):
+        self.target = target
+        self.dropped = tuple(dropped)
+        self.chunks = tuple(size for axis, size in enumerate(zarr_chunks)
+                            if axis not in self.dropped)
+
+    def __call__(self, local, table, offset):
+        for start in itertools.product(*(range(0, side, size)
+                                         for side, size in zip(local.shape, self.chunks))):
+            within = tuple(slice(s, s + size) for s, size in zip(start, self.chunks))
+            piece = local[within]
+            values = np.empty(piece.shape, np.uint64)
+            if not _volccl.relabel_into(piece, table, values):
+                continue
+            region = [slice(o + s.start, o + s.start + n)
+                      for o, s, n in zip(offset, within, piece.shape)]
+            for axis in self.dropped:
+                region.insert(axis, slice(0, 1))
+                values = values[(slice(None),) * axis + (None,)]
+            self.target[tuple(region)] = values
+
+
 def connected_components(darr, connectivity=26, statistics=False, return_N=False, *,
                          label_offset=0, binary_image=None, device="auto", algorithm="auto",
                          threads=0):
@@ -233,6 +270,19 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
     Returns labels (a uint64 Dask array of darr's shape and chunks), then N with return_N, then
     the statistics with statistics=True. Nothing runs until they are computed.
     """
+    labels, total, table = _components(darr, connectivity, statistics, label_offset=label_offset,
+                                       binary_image=binary_image, device=device,
+                                       algorithm=algorithm, threads=threads)
+    returned = [labels] + ([total] if return_N else []) + ([table] if statistics else [])
+    return returned[0] if len(returned) == 1 else tuple(returned)
+
+
+def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=None,
+                device="auto", algorithm="auto", threads=0, writer=None):
+    """(labels, N, statistics or None) as connected_components describes them; with a writer,
+    each chunk's final labels go to writer(local labels, final label table, chunk offset) in
+    the chunk's own task and `labels` is instead an array of one zero byte per chunk, computed
+    when they are all written."""
     _require_dask()
     import dask.array as da
     from dask.base import tokenize
@@ -385,14 +435,17 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
     open_ranks = pass_down(second, "down-ranks", merge.down_ranks,
                            lambda level, node: (key(f"up-ranks{level}", node),))
     for index in indices:
-        second[(out_name,) + index] = (_final_labels, key("chunk", index), opened(index),
-                                       open_ranks[index], ranks(index), label_offset)
+        offset = tuple(int(starts[axis][i]) for axis, i in enumerate(index))
+        finish = (_final_labels,) if writer is None else (_write_final_labels, writer, offset)
+        second[(out_name,) + index] = finish + (key("chunk", index), opened(index),
+                                                open_ranks[index], ranks(index), label_offset)
     graph = HighLevelGraph.from_collections(out_name, second, dependencies=[total])
-    labels = da.Array(graph, out_name, chunks=chunks, dtype=np.uint64)
+    if writer is None:
+        labels = da.Array(graph, out_name, chunks=chunks, dtype=np.uint64)
+    else:
+        labels = da.Array(graph, out_name, chunks=tuple((1,) * n for n in grid), dtype=np.uint8)
 
-    returned = [labels]
-    if return_N:
-        returned.append(total)
+    table = None
     if statistics:
         third = {}
         parts = []
@@ -411,9 +464,9 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
         stats_key = f"volccl-statistics-{token}"
         third[stats_key] = (_statistics_table, parts[0], _scalar_key(total), label_offset,
                            darr.ndim)
-        returned.append(Delayed(stats_key, HighLevelGraph.from_collections(
-            stats_key, third, dependencies=[labels, total])))
-    return returned[0] if len(returned) == 1 else tuple(returned)
+        table = Delayed(stats_key, HighLevelGraph.from_collections(
+            stats_key, third, dependencies=[labels, total]))
+    return labels, total, table
 
 
 def _scalar_key(scalar):
@@ -551,19 +604,19 @@ def _temporary_name(url):
     return f"{head}/{name}" if head else name
 
 
-def _output_chunks(labels, input_chunks):
-    """The labels (rechunked if need be) and the Zarr chunk shape to write them with: the
-    input's, when every Dask chunk is a whole number of them (a task then writes whole Zarr
-    chunks of its own); else the Dask chunks', which Zarr needs regular (the last along each
-    axis may be shorter)."""
-    starts = [np.cumsum((0,) + sizes[:-1]) for sizes in labels.chunks]
+def _output_chunks(darr, input_chunks):
+    """The array to label, rechunked if need be, and the labels' Zarr chunk shape, such that
+    every Dask chunk is a whole number of Zarr chunks (a task then writes Zarr chunks of its
+    own): the input's Zarr chunks when the Dask chunks are made of them; else the Dask chunks'
+    own, which Zarr needs regular (the last along each axis may be shorter), the mask being
+    rechunked to them when they are not."""
+    starts = [np.cumsum((0,) + sizes[:-1]) for sizes in darr.chunks]
     if all(np.all(start % size == 0) for start, size in zip(starts, input_chunks)):
-        return labels, tuple(input_chunks)
-    for sizes in labels.chunks:
-        if len(set(sizes[:-1])) > 1 or (len(sizes) > 1 and sizes[-1] > sizes[0]):
-            chunks = tuple(sizes[0] for sizes in labels.chunks)
-            return labels.rechunk(chunks), chunks
-    return labels, tuple(sizes[0] for sizes in labels.chunks)
+        return darr, tuple(input_chunks)
+    regular = tuple(sizes[0] for sizes in darr.chunks)
+    if any(len(set(sizes[:-1])) > 1 or sizes[-1] > sizes[0] for sizes in darr.chunks):
+        darr = darr.rechunk(regular)
+    return darr, regular
 
 
 def _write_statistics_csv(path, table, label_offset):
@@ -622,13 +675,11 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
 
     array, ome = _open_input(in_url, component)
     darr, dropped = _spatial(array, ome, chunks)
-    want_statistics = statistics is not None
-    result = connected_components(darr, connectivity=connectivity, return_N=True,
-                                  statistics=want_statistics, **options)
-    labels, count = result[0], result[1]
+    spatial_chunks = [size for axis, size in enumerate(array.chunks) if axis not in dropped]
+    darr, zarr_chunks = _output_chunks(darr, spatial_chunks)
     for axis in dropped:
-        labels = labels[(slice(None),) * axis + (None,)]
-    labels, zarr_chunks = _output_chunks(labels, array.chunks)
+        zarr_chunks = zarr_chunks[:axis] + (1,) + zarr_chunks[axis:]
+    want_statistics = statistics is not None
 
     if ome is not None:
         root = out_url if out_url is not None else in_url
@@ -645,19 +696,19 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
     if compressors is None:
         compressors = _label_compressors(zarr_format)
     try:
+        # The writer skips the chunks of background only, so Zarr need not look for them.
+        layout = dict(shape=array.shape, chunks=zarr_chunks, dtype=np.uint64, fill_value=0,
+                      compressors=compressors, config={"write_empty_chunks": True})
         if ome is not None:
             store = zarr.open_group(temporary, mode="w", zarr_format=zarr_format)
-            target = store.create_array("0", shape=labels.shape, chunks=zarr_chunks,
-                                        dtype=np.uint64, fill_value=0, compressors=compressors)
+            target = store.create_array("0", **layout)
             _write_label_metadata(store, ome, name)
         else:
-            target = zarr.create_array(temporary, shape=labels.shape, chunks=zarr_chunks,
-                                       dtype=np.uint64, fill_value=0, zarr_format=zarr_format,
-                                       compressors=compressors)
-        import dask.array as da
-
-        stored = da.store(labels, target, lock=False, compute=False)
-        wanted = [stored, count] + ([result[2]] if want_statistics else [])
+            target = zarr.create_array(temporary, zarr_format=zarr_format, **layout)
+        written, count, table = _components(
+            darr, connectivity, want_statistics,
+            writer=_ZarrLabelWriter(target, zarr_chunks, dropped), **options)
+        wanted = [written, count] + ([table] if want_statistics else [])
         computed = _compute(wanted, client, progress)
         _move(temporary, final, overwrite)
     except BaseException:
