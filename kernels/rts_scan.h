@@ -261,6 +261,71 @@ inline std::uint32_t pack_row(const BinaryVoxels& voxels, const RowGrid& grid,
   return runs;
 }
 
+#if defined(__SSE2__)
+// Lanes of T equal in a and b: all ones where equal. SSE2 compares 8-, 16- and 32-bit lanes; a
+// 64-bit lane is equal where both its halves are.
+template <typename T>
+inline __m128i equal_lanes(__m128i a, __m128i b) {
+  if constexpr (sizeof(T) == 1) {
+    return _mm_cmpeq_epi8(a, b);
+  } else if constexpr (sizeof(T) == 2) {
+    return _mm_cmpeq_epi16(a, b);
+  } else if constexpr (sizeof(T) == 4) {
+    return _mm_cmpeq_epi32(a, b);
+  } else {
+    const __m128i halves = _mm_cmpeq_epi32(a, b);
+    return _mm_and_si128(halves, _mm_shuffle_epi32(halves, _MM_SHUFFLE(2, 3, 0, 1)));
+  }
+}
+
+// Bit i set where lane i of T is all ones.
+template <typename T>
+inline std::uint32_t lane_bits(__m128i lanes) {
+  if constexpr (sizeof(T) == 1) {
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(lanes));
+  } else if constexpr (sizeof(T) == 2) {
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(lanes, lanes)) & 0xFF);
+  } else if constexpr (sizeof(T) == 4) {
+    return static_cast<std::uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(lanes)));
+  } else {
+    return static_cast<std::uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(lanes)));
+  }
+}
+
+template <typename T>
+inline __m128i splat(T value) {
+  T lanes[16 / sizeof(T)];
+  std::fill(lanes, lanes + 16 / sizeof(T), value);
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(lanes));
+}
+
+// The foreground and run-start bits of 64 values whose left neighbour row[-1] is the last lane
+// of `left_lanes`: 16 bytes of values per compare, each compared with the background and with
+// its left neighbour (the vector shifted by one lane). Returns the last 16 bytes read.
+template <typename T>
+inline __m128i pack_word(const T* row, __m128i background, __m128i left_lanes,
+                         std::uint64_t& foreground, std::uint64_t& starts) {
+  constexpr std::uint32_t kLanes = 16 / sizeof(T);
+  std::uint64_t is_background = 0;
+  std::uint64_t equals_left = 0;
+  for (std::uint32_t i = 0; i < 64 / kLanes; ++i) {
+    const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i * kLanes));
+    const __m128i left =
+        _mm_or_si128(_mm_slli_si128(values, sizeof(T)), _mm_srli_si128(left_lanes, 16 - sizeof(T)));
+    is_background |= std::uint64_t{lane_bits<T>(equal_lanes<T>(values, background))}
+                     << (i * kLanes);
+    equals_left |= std::uint64_t{lane_bits<T>(equal_lanes<T>(values, left))} << (i * kLanes);
+    left_lanes = values;
+  }
+  foreground = ~is_background;
+  starts = ~is_background & ~equals_left;
+  return left_lanes;
+}
+#endif
+
+// A label map's runs start at a foreground voxel whose value differs from its left neighbour's
+// (the background before the row). Each whole word of 64 voxels is packed with vector compares
+// where SSE2 is there (the x86-64 baseline); the rest voxel by voxel.
 template <typename T>
 std::uint32_t pack_row(const LabelMapVoxels<T>& voxels, const RowGrid& grid,
                        std::uint64_t first_voxel, std::uint64_t* foreground,
@@ -268,8 +333,17 @@ std::uint32_t pack_row(const LabelMapVoxels<T>& voxels, const RowGrid& grid,
   const T* row = voxels.values + first_voxel;
   const T background = voxels.background;
   std::uint32_t runs = 0;
-  T previous = background;
-  for (std::uint32_t w = 0; w < grid.words_per_row; ++w) {
+  std::uint32_t w = 0;
+#if defined(__SSE2__)
+  const __m128i background_lanes = splat(background);
+  __m128i left_lanes = background_lanes;
+  for (; (w + 1) * 64 <= grid.nx; ++w) {
+    left_lanes = pack_word(row + w * 64, background_lanes, left_lanes, foreground[w], starts[w]);
+    runs += popcount64(starts[w]);
+  }
+#endif
+  T previous = w > 0 ? row[w * 64 - 1] : background;
+  for (; w < grid.words_per_row; ++w) {
     const std::uint32_t x = w * 64;
     const std::uint32_t length = std::min<std::uint32_t>(64, grid.nx - x);
     std::uint64_t fg = 0;

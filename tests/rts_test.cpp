@@ -229,7 +229,10 @@ std::vector<T> palette_of(T background, std::size_t count, std::mt19937& random)
 template <typename T>
 void check_random_maps(std::uint32_t seed) {
   std::mt19937 random(seed);
-  const Extent3 extents[] = {{23, 19, 17}, {64, 9, 7}, {5, 70, 1}, {1, 1, 30}, {97, 41, 1}};
+  // Rows of whole 64-voxel words, of words and a tail, of a tail only (the vector packing's
+  // cases, and runs crossing its words).
+  const Extent3 extents[] = {{23, 19, 17}, {64, 9, 7},  {5, 70, 1},
+                             {1, 1, 30},   {97, 41, 1}, {130, 5, 3}};
   const T backgrounds[] = {T(0), static_cast<T>(-1), std::numeric_limits<T>::min(), T(7)};
   for (const Extent3& extent : extents) {
     for (std::size_t distinct :
