@@ -94,9 +94,13 @@ def main():
                                                algorithm="rts",
                                                device="cpu", threads=threads, return_N=True)
 
+        # cc3d 4.1.1's binary_image=True numbers the components of an 8-connected image in
+        # another order than raster order (the partition is the same): images take its default.
+        binary = not arguments.label_maps and volume.ndim == 3
+
         def theirs():
             return cc3d.connected_components(volume, connectivity=connectivity, return_N=True,
-                                             binary_image=not arguments.label_maps)
+                                             binary_image=binary)
 
         peers = {"volccl": lambda: ours(arguments.threads), "volccl-1": lambda: ours(1),
                  "cc3d": theirs}
