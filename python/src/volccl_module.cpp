@@ -80,13 +80,16 @@ volccl::Extent3 extent_of(const Array& array, std::size_t first_axis) {
                          dimension == 3 ? array.shape(first_axis) : 1};
 }
 
+template <typename A, typename B>
+bool same_shape(const A& a, const B& b) {
+  bool same = a.ndim() == b.ndim();
+  for (std::size_t axis = 0; same && axis < a.ndim(); ++axis) same = a.shape(axis) == b.shape(axis);
+  return same;
+}
+
 template <typename Input, typename Output>
 void require_same_place(const Input& input, const Output& output) {
-  bool same_shape = input.ndim() == output.ndim();
-  for (std::size_t axis = 0; same_shape && axis < input.ndim(); ++axis) {
-    same_shape = input.shape(axis) == output.shape(axis);
-  }
-  if (!same_shape) {
+  if (!same_shape(input, output)) {
     throw nb::value_error(("volccl: the labels' shape " + shape_text(output) +
                            " differs from the mask's " + shape_text(input))
                               .c_str());
@@ -366,11 +369,7 @@ bool relabel_into(
     const nb::ndarray<const std::uint32_t, nb::device::cpu>& local,
     const nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>& table,
     const nb::ndarray<std::uint64_t, nb::c_contig, nb::device::cpu>& out) {
-  bool same_shape = local.ndim() == out.ndim() && local.ndim() >= 1 && local.ndim() <= 3;
-  for (std::size_t axis = 0; same_shape && axis < local.ndim(); ++axis) {
-    same_shape = local.shape(axis) == out.shape(axis);
-  }
-  if (!same_shape) {
+  if (!same_shape(local, out) || local.ndim() < 1 || local.ndim() > 3) {
     throw nb::value_error(("volccl: relabeling a block of shape " + shape_text(local) +
                            " into one of shape " + shape_text(out))
                               .c_str());
