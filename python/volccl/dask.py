@@ -223,14 +223,14 @@ class _ZarrLabelWriter:
     at a time: each is gathered from the local labels on its own (a block the size of a Zarr
     chunk, not the whole chunk's uint64 labels) and handed to Zarr whole, so that Zarr neither
     copies it into a fresh chunk nor compares it with the fill value; a Zarr chunk of background
-    only is not written, and reads back as the fill value 0. `dropped`: the axes of length 1
-    the target has and the labels do not (OME-Zarr's time and channel)."""
+    only is not written, and reads back as the fill value 0. `chunks`: the Zarr chunk shape
+    over the labels' axes; `dropped`: the axes of length 1 the target has and the labels do
+    not (OME-Zarr's time and channel)."""
 
-    def __init__(self, target, zarr_chunks, dropped):
+    def __init__(self, target, chunks, dropped):
         self.target = target
+        self.chunks = tuple(chunks)
         self.dropped = tuple(dropped)
-        self.chunks = tuple(size for axis, size in enumerate(zarr_chunks)
-                            if axis not in self.dropped)
 
     def __call__(self, local, table, offset):
         for start in itertools.product(*(range(0, side, size)
@@ -313,6 +313,8 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
     token = tokenize(darr, connectivity, binary_image, device, algorithm, threads, statistics,
                      label_offset)
     indices = list(np.ndindex(*grid))
+    offsets = {index: tuple(int(starts[axis][i]) for axis, i in enumerate(index))
+               for index in indices}
     top = merge.top_level(grid)
 
     # One hand-built graph per phase rather than a Delayed per task: Dask's per-layer work
@@ -348,11 +350,10 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
     input_keys = darr.__dask_keys__()
     steps = merge.neighbour_steps(darr.ndim, rank)
     for index in indices:
-        offset = tuple(int(starts[axis][i]) for axis, i in enumerate(index))
         block = input_keys
         for i in index:
             block = block[i]
-        first[key("chunk", index)] = (_label_chunk, block, offset, shape, connectivity,
+        first[key("chunk", index)] = (_label_chunk, block, offsets[index], shape, connectivity,
                                       binary_image, device, algorithm, threads, statistics)
         first[key("summary", index)] = (_get, key("chunk", index), 1)
     for index in indices:
@@ -435,8 +436,8 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
     open_ranks = pass_down(second, "down-ranks", merge.down_ranks,
                            lambda level, node: (key(f"up-ranks{level}", node),))
     for index in indices:
-        offset = tuple(int(starts[axis][i]) for axis, i in enumerate(index))
-        finish = (_final_labels,) if writer is None else (_write_final_labels, writer, offset)
+        finish = (_final_labels,) if writer is None else (
+            _write_final_labels, writer, offsets[index])
         second[(out_name,) + index] = finish + (key("chunk", index), opened(index),
                                                 open_ranks[index], ranks(index), label_offset)
     graph = HighLevelGraph.from_collections(out_name, second, dependencies=[total])
@@ -677,8 +678,9 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
     darr, dropped = _spatial(array, ome, chunks)
     spatial_chunks = [size for axis, size in enumerate(array.chunks) if axis not in dropped]
     darr, zarr_chunks = _output_chunks(darr, spatial_chunks)
+    target_chunks = zarr_chunks
     for axis in dropped:
-        zarr_chunks = zarr_chunks[:axis] + (1,) + zarr_chunks[axis:]
+        target_chunks = target_chunks[:axis] + (1,) + target_chunks[axis:]
     want_statistics = statistics is not None
 
     if ome is not None:
@@ -697,7 +699,7 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
         compressors = _label_compressors(zarr_format)
     try:
         # The writer skips the chunks of background only, so Zarr need not look for them.
-        layout = dict(shape=array.shape, chunks=zarr_chunks, dtype=np.uint64, fill_value=0,
+        layout = dict(shape=array.shape, chunks=target_chunks, dtype=np.uint64, fill_value=0,
                       compressors=compressors, config={"write_empty_chunks": True})
         if ome is not None:
             store = zarr.open_group(temporary, mode="w", zarr_format=zarr_format)
