@@ -47,7 +47,7 @@ PATTERNS = [
     re.compile(r"\b(?:S|RUF|UFB|TUF|UF)-[0-9]+\b"),
     re.compile(r"bench/NOTES\.md"),
     re.compile(r"NOTES[ ]S-"),
-    re.compile(r"device call [0-9]+"),
+    re.compile(r"device[ ]call [0-9]+"),
     re.compile(r"\bcalls? [0-9]{2,}\b"),
 ]
 
@@ -129,7 +129,8 @@ def self_test() -> int:
         "kernels/clean.cu": (
             "// HA4-64 and BUF-IC at 8 (HA4 paper Sec. IV-E, Alg. 2, Fig. 7); the notes are in\n"
             "// bench/notes/union-find-3d.md; a device call carries 64 MiB; calls 2 kernels;\n"
-            "// call 8 threads; MS-28, RUF_14 and X-UFB-3x are not identifiers.\n"
+            f"// call 8 threads; M{example('S', 28)}, RUF_14 and X-{example('UFB', 3)}x are not "
+            "identifiers.\n"
             "int s = S - 1; int uf = UF - 2;\n"),
     }
     ignored = {
