@@ -36,12 +36,11 @@ import distributed
 import numpy as np
 
 # The tasks of volccl.dask's graph by the phase they belong to (the key's name before its token).
-# Dask fuses a chunk's read into its labeling task, and its relabeling into the task that
-# writes it, where it can, so each pair is one phase.
+# Dask fuses a chunk's read into its labeling task where it can, so the two are one phase;
+# label_zarr relabels and writes a chunk in one task.
 _PHASES = {"volccl-chunk": "read + label", "from-zarr-volccl-chunk": "read + label",
            "from-zarr": "read + label", "original-from-zarr": "read + label",
-           "volccl-labels": "relabel + write", "volccl-labels-store-map": "relabel + write",
-           "store-map": "relabel + write", "finalize-hlgfinalizecompute": "gather",
+           "volccl-labels": "relabel + write", "finalize-hlgfinalizecompute": "gather",
            "volccl-count-finalize-hlgfinalizecompute": "gather"}
 
 
