@@ -25,6 +25,23 @@ void validate_measuring(Extent3 extent, const LabelOptions& options);
 // Runs the registry's CPU labeler of call.options (resolved).
 LabelResult label_on_cpu(const HostLabelCall& call);
 
+// The in-core labeling on the CPU, with the statistics measured into `statistics` unless it is
+// null.
+LabelResult label_whole_on_cpu(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                               const LabelOptions& options,
+                               std::vector<ComponentMoments>* statistics);
+
+// The CPU labeling of a volume slab by slab (dispatch/slab_labeling.cpp): any size label()
+// takes, labels of either width.
+template <class Label>
+LabelResult label_slabs_on_cpu(const LabelInput& input, Extent3 extent, Label* labels,
+                               const LabelOptions& options,
+                               std::vector<ComponentMoments>* statistics);
+
+// Throws InvalidArgument when `component_count` components do not fit labels of `Label`.
+template <class Label>
+void require_label_width(std::uint64_t component_count, const char* caller);
+
 #if defined(VOLCCL_HAS_CUDA)
 // Runs the registry's CUDA labeler of options (resolved) on device memory, and measures the
 // components into `moments` unless it is null (dispatch/cuda_label.cu).
@@ -34,9 +51,17 @@ LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
 
 // Host memory in and out through the device; measures the components into `statistics` unless
 // it is null.
-LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+// Host memory in and out through the device, in one piece or in slabs streamed through it
+// (dispatch/slab_labeling_cuda.cu); measures the components into `statistics` unless it is null.
+template <class Label>
+LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label* labels,
                                  const LabelOptions& options,
                                  std::vector<ComponentMoments>* statistics);
+
+// The in-core path of label_cuda_from_host: the whole volume on the device at once.
+LabelResult label_whole_through_device(const LabelInput& input, Extent3 extent,
+                                       std::uint32_t* labels, const LabelOptions& options,
+                                       std::vector<ComponentMoments>* statistics);
 #endif
 
 }  // namespace volccl::detail

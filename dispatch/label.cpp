@@ -29,12 +29,21 @@ void validate(Extent3 extent, const LabelOptions& options) {
     throw InvalidArgument("volccl: cannot label an empty volume of " + extent.to_string() +
                           " voxels; every dimension must be at least 1");
   }
-  const std::uint64_t limit = max_voxel_count;
-  if (extent.x > limit || extent.y > limit || extent.z > limit || extent.x * extent.y > limit ||
-      extent.x * extent.y * extent.z > limit) {
+  // Checked one factor at a time, so that no product wraps around.
+  const std::uint64_t side = max_slab_voxel_count;
+  const bool too_long = extent.x > side || extent.y > side || extent.z > side;
+  const bool slice_too_large = !too_long && extent.z > 1 && extent.x * extent.y > side;
+  const bool too_many =
+      !too_long && !slice_too_large && extent.x * extent.y > max_voxel_count / extent.z;
+  if (too_long || too_many) {
     throw InvalidArgument("volccl: a volume of " + extent.to_string() +
-                          " voxels is too large for 32-bit labels (at most " +
-                          std::to_string(limit) + " voxels)");
+                          " voxels is too large: at most " + std::to_string(max_voxel_count) +
+                          " voxels (2^40), and " + std::to_string(side) + " along each side");
+  }
+  if (slice_too_large) {
+    throw InvalidArgument("volccl: a volume of " + extent.to_string() +
+                          " voxels has slices of more than " + std::to_string(side) +
+                          " voxels (2^32 - 2), the most one slab of slices can hold");
   }
   const int connectivity = options.connectivity;
   if (is_2d_connectivity(connectivity)) {
@@ -117,7 +126,7 @@ LabelResult label_on_cpu(const HostLabelCall& call) {
 namespace {
 
 // Checks the request and returns it resolved, with the backend it runs on.
-LabelOptions checked_request(const LabelInput& input, Extent3 extent, const std::uint32_t* labels,
+LabelOptions checked_request(const LabelInput& input, Extent3 extent, const void* labels,
                              const LabelOptions& requested) {
   validate(extent, requested);
   if (input.data == nullptr || labels == nullptr) {
@@ -149,45 +158,86 @@ detail::HostLabelCall host_call(const LabelInput& input, Extent3 extent, std::ui
 
 }  // namespace
 
-LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
-                  const LabelOptions& requested) {
-  const LabelOptions options = checked_request(input, extent, labels, requested);
-#if defined(VOLCCL_HAS_CUDA)
-  if (options.backend == Backend::cuda) {
-    return detail::label_cuda_from_host(input, extent, labels, options, nullptr);
-  }
-#endif
-  return detail::label_on_cpu(host_call(input, extent, labels, options, nullptr));
-}
+namespace detail {
 
-LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
-                  std::vector<ComponentMoments>& statistics, const LabelOptions& requested) {
-  const LabelOptions options = checked_request(input, extent, labels, requested);
-  detail::validate_measuring(extent, options);
-#if defined(VOLCCL_HAS_CUDA)
-  if (options.backend == Backend::cuda) {
-    return detail::label_cuda_from_host(input, extent, labels, options, &statistics);
+LabelResult label_whole_on_cpu(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                               const LabelOptions& options,
+                               std::vector<ComponentMoments>* statistics) {
+  if (statistics == nullptr) {
+    return label_on_cpu(host_call(input, extent, labels, options, nullptr));
   }
-#endif
   // LE and TM gather the Early statistics while they label, on the CPU too, and RTS the Late
   // ones from its runs as it writes the labels (the registry says which); every other case is
   // measured after labeling.
-  const detail::Labelers& labelers =
-      detail::registry_entry(options.algorithm).labelers(options.connectivity);
+  const Labelers& labelers = registry_entry(options.algorithm).labelers(options.connectivity);
   const bool gathered =
       (options.statistics_strategy == StatisticsStrategy::early && labelers.cpu_gathers_early) ||
       (options.statistics_strategy == StatisticsStrategy::late && labelers.cpu_gathers_late);
-  LabelResult result = detail::label_on_cpu(
-      host_call(input, extent, labels, options, gathered ? &statistics : nullptr));
+  LabelResult result =
+      label_on_cpu(host_call(input, extent, labels, options, gathered ? statistics : nullptr));
   if (gathered) {
     // Timed within the final labeling, where the moments are summed.
     return result;
   }
-  detail::StepClock clock;
-  statistics = measure(labels, extent, result.component_count, options.cpu_threads);
+  StepClock clock;
+  *statistics = measure(labels, extent, static_cast<std::uint32_t>(result.component_count),
+                        options.cpu_threads);
   result.timings.statistics_ms = clock.lap();
   result.timings.total_ms += result.timings.statistics_ms;
   return result;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Whether the CPU labels a volume into 32-bit labels in one piece: it has few enough voxels for
+// one labeler, and no smaller slabs were asked for.
+bool whole_on_cpu(Extent3 extent, const LabelOptions& options) {
+  const std::uint64_t voxels = extent.voxel_count();
+  return voxels <= max_slab_voxel_count &&
+         (options.slab_voxels == 0 || options.slab_voxels >= voxels);
+}
+
+template <class Label>
+LabelResult label_on_host(const LabelInput& input, Extent3 extent, Label* labels,
+                          std::vector<ComponentMoments>* statistics,
+                          const LabelOptions& requested) {
+  const LabelOptions options = checked_request(input, extent, labels, requested);
+  if (statistics != nullptr) detail::validate_measuring(extent, options);
+#if defined(VOLCCL_HAS_CUDA)
+  if (options.backend == Backend::cuda) {
+    return detail::label_cuda_from_host(input, extent, labels, options, statistics);
+  }
+#endif
+  if constexpr (sizeof(Label) == 4) {
+    if (whole_on_cpu(extent, options)) {
+      return detail::label_whole_on_cpu(input, extent, labels, options, statistics);
+    }
+  }
+  return detail::label_slabs_on_cpu(input, extent, labels, options, statistics);
+}
+
+}  // namespace
+
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                  const LabelOptions& options) {
+  return label_on_host(input, extent, labels, nullptr, options);
+}
+
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options) {
+  return label_on_host(input, extent, labels, &statistics, options);
+}
+
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint64_t* labels,
+                  const LabelOptions& options) {
+  return label_on_host(input, extent, labels, nullptr, options);
+}
+
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint64_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options) {
+  return label_on_host(input, extent, labels, &statistics, options);
 }
 
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
@@ -196,6 +246,16 @@ LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* label
 }
 
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options) {
+  return label(LabelInput::binary(mask), extent, labels, statistics, options);
+}
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint64_t* labels,
+                  const LabelOptions& options) {
+  return label(LabelInput::binary(mask), extent, labels, options);
+}
+
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint64_t* labels,
                   std::vector<ComponentMoments>& statistics, const LabelOptions& options) {
   return label(LabelInput::binary(mask), extent, labels, statistics, options);
 }

@@ -38,6 +38,13 @@ namespace volccl::detail {
 // volumes allocates in microseconds. Throws OutOfDeviceMemory naming `what` and the bytes.
 void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what);
 
+// Device memory a call can take: the device's free memory and what volccl's pool holds unused.
+std::uint64_t device_memory_available();
+// The most memory volccl's pool has lent at once since reset_peak_device_memory(), by any
+// thread of the process.
+void reset_peak_device_memory();
+std::uint64_t peak_device_memory();
+
 // The 3D labelers' launch shape: thread blocks of 32 x kLaunchRows threads over a grid of
 // `columns` x `rows` x `slices` work items (voxels, quads, pairs or blocks), a warp per 32
 // consecutive items of a row. gridDim.z stops at 65535, so a deeper grid is launched in slabs:

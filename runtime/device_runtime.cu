@@ -140,6 +140,27 @@ void* allocate_async(std::size_t bytes, cudaStream_t stream, const char* what) {
   return pointer;
 }
 
+std::uint64_t device_memory_available() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  VOLCCL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  std::uint64_t reserved = 0, used = 0;
+  VOLCCL_CUDA_CHECK(
+      cudaMemPoolGetAttribute(memory_pool(), cudaMemPoolAttrReservedMemCurrent, &reserved));
+  VOLCCL_CUDA_CHECK(cudaMemPoolGetAttribute(memory_pool(), cudaMemPoolAttrUsedMemCurrent, &used));
+  return free_bytes + (reserved - used);
+}
+
+void reset_peak_device_memory() {
+  std::uint64_t zero = 0;
+  VOLCCL_CUDA_CHECK(cudaMemPoolSetAttribute(memory_pool(), cudaMemPoolAttrUsedMemHigh, &zero));
+}
+
+std::uint64_t peak_device_memory() {
+  std::uint64_t high = 0;
+  VOLCCL_CUDA_CHECK(cudaMemPoolGetAttribute(memory_pool(), cudaMemPoolAttrUsedMemHigh, &high));
+  return high;
+}
+
 namespace {
 
 struct PinnedWordPool {

@@ -21,7 +21,7 @@ bundle_libs=../shared/tools/bundle-libs
 rm -rf .device
 "$bundle_libs" .device/bin "$build/tests/volccl_tests" "$build/tests/volccl_itk_tests" \
   "$build/apps/volccl" "$build/bench/volccl-itk-bench" \
-  "$build/apps/examples/label_pipeline"
+  "$build/apps/examples/label_pipeline" "$build/bench/volccl-slab-bench"
 
 # The volumes the ITK oracle test reads (tests/itk_oracle_test.cpp) and `volccl bench`'s real
 # datasets (OASIS 0455-0457, the mitochondria, the connectomics volume), about 20 MB.

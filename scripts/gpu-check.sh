@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root, after scripts/gpu-bundle.sh here: the GPU
-# tests, the command line against scipy, compute-sanitizer on a random 64^3 volume at 26-, 6- and
+# tests (the volumes past 2^32 voxels among them), the command line against scipy, the slab
+# benchmark, compute-sanitizer on a random 64^3 volume at 26-, 6- and
 # 18-connectivity and on a random 512^2 image at 8 and 4 (labeling, and statistics by every
 # strategy), and the benchmark beside CuPy. Results go to $OUT (default: gpu-results/):
 # gpu-check.log (all of the output), sanitizer.log and the benchmark's files. Exits non-zero on
@@ -55,8 +56,13 @@ cli_cases() {
   return $status
 }
 step "command-line cases, GPU present (device auto labels on it)" cli_cases
-step "GPU out of memory: the error, and auto's fallback to the CPU" \
+step "GPU memory held by another process: slabs, with the CPU's labels" \
   python3 tests/cli/gpu_memory_check.py --volccl "$bin/volccl" --workdir "$out/memory"
+step "volumes past 2^32 voxels and 2^32 components (about 80 GB of host memory)" \
+  env VOLCCL_LARGE_TESTS=1 "$bin/volccl_tests" --gtest_brief=1 --gtest_filter='LargeVolumes.*'
+step "slabs under a memory budget against the copy floor" "$bin/volccl-slab-bench" \
+  --volumes random-512-d30-g4,random-2048-d30-g4 --connectivity 26,6 --runs 3 \
+  --budget 17179869184
 step "ParaView scene of the bundled sample, labeled on the GPU" "$bin/volccl" label \
   data/samples/brain_t1.nii.gz --otsu --device cuda --stats "$out/brain.csv" \
   --vtk "$out/brain_scene" --surfaces --force

@@ -214,9 +214,11 @@ TEST(Names, SupportsTable) {
 }
 
 TEST(Errors, TooManyVoxelsIsInvalid) {
-  EXPECT_NO_THROW(validate({max_voxel_count, 1, 1}, {}));
-  EXPECT_THROW(validate({max_voxel_count + 1, 1, 1}, {}), InvalidArgument);
-  EXPECT_THROW(validate({2048, 2048, 1025}, {}), InvalidArgument);
+  EXPECT_NO_THROW(validate({max_slab_voxel_count, 1, 1}, {}));
+  EXPECT_THROW(validate({max_slab_voxel_count + 1, 1, 1}, {}), InvalidArgument);
+  // Past 2^32 voxels label() takes slabs; past 2^40 nothing.
+  EXPECT_NO_THROW(validate({2048, 2048, 1025}, {}));
+  EXPECT_THROW(validate({1 << 15, 1 << 15, (1 << 10) + 1}, {}), InvalidArgument);
   // A product that wraps around 64 bits must not pass as small.
   EXPECT_THROW(validate({std::uint64_t{1} << 32, std::uint64_t{1} << 32, 1}, {}), InvalidArgument);
 }

@@ -111,8 +111,9 @@ std::vector<LabelOptions> volccl_configurations(int connectivity) {
     const std::string who = "volccl " + to_string(options.algorithm) + " at " +
                             std::to_string(connectivity) + "-connectivity on " +
                             to_string(run.result.backend_used);
-    result =
-        agree(who.c_str(), {std::move(run.labels), run.result.component_count}, itk, volume.extent);
+    result = agree(who.c_str(),
+                   {std::move(run.labels), static_cast<std::uint32_t>(run.result.component_count)},
+                   itk, volume.extent);
     if (!result) return result;
   }
   return ::testing::AssertionSuccess();

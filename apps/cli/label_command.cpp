@@ -88,6 +88,7 @@ struct LabelRequest {
   int connectivity = 0;  // 0: not given; 26 for volumes, 8 for 2D images
   std::string algorithm = to_string(LabelOptions{}.algorithm);
   std::string device = "auto";
+  std::uint64_t max_gpu_memory = 0;  // 0: the GPU's free memory
   Foreground foreground;
   // Every connected region of equal value is a component (a label map); voxels of
   // `background` are left unlabeled. With --label V only the voxels of V are labeled.
@@ -193,9 +194,10 @@ bool IsZarrStore(const std::string& input) {
 // The options of volccl label that volccl.dask does not take.
 const std::vector<std::string>& OptionsRefusedForZarr() {
   static const std::vector<std::string> names = {
-      "--vtk",          "--vtk-labels",  "--surfaces",   "--otsu",           "--threshold",
-      "--label",        "--multi-label", "--background", "--min-size",       "--largest",
-      "--sort-by-size", "--output-type", "--timings",    "--stats-strategy", "--progress"};
+      "--vtk",       "--vtk-labels",     "--surfaces",     "--otsu",
+      "--threshold", "--label",          "--multi-label",  "--background",
+      "--min-size",  "--largest",        "--sort-by-size", "--output-type",
+      "--timings",   "--stats-strategy", "--progress",     "--max-gpu-memory"};
   return names;
 }
 
@@ -333,6 +335,7 @@ LabelOptions MakeLabelOptions(const LabelRequest& request) {
   if (request.connectivity != 0) options.connectivity = request.connectivity;
   options.step_timings = request.timings;
   options.statistics_strategy = parse_statistics_strategy(request.statistics_strategy);
+  options.max_gpu_memory = request.max_gpu_memory;
   return options;
 }
 
@@ -362,10 +365,17 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
       ->check(CLI::IsMember(AlgorithmNames()));
   label
       .add_option("--device", request.device,
-                  "Where to label: auto uses a CUDA GPU when one is usable (and the CPU when the "
-                  "GPU runs out of memory), cuda insists on the GPU, cpu never uses it")
+                  "Where to label: auto uses a CUDA GPU when one is usable, cuda insists on the "
+                  "GPU, cpu never uses it. A volume larger than the GPU's free memory is "
+                  "streamed through it in slabs, with the same labels")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  label
+      .add_option("--max-gpu-memory", request.max_gpu_memory,
+                  "The most GPU memory to use, in bytes or with a unit (512M, 16G: powers of "
+                  "1024); a volume that needs more is labeled in slabs within it. Default: the "
+                  "GPU's free memory")
+      ->transform(CLI::AsSizeValue(false));
 
   CLI::Option* otsu = label.add_flag_callback(
       "--otsu", [&request] { request.foreground.rule = Foreground::Rule::otsu; },

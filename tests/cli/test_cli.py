@@ -782,6 +782,26 @@ def device_cuda(cli, work):
 
 
 @case
+def max_gpu_memory(cli, work):
+    # A budget far below the sample's needs: on a GPU it is labeled in slabs, with the labels it
+    # has whole; on the CPU the budget changes nothing.
+    expect_success(cli.run("label", cli.sample, "--otsu", "-o", "whole.nii", cwd=work))
+    result = cli.run("label", cli.sample, "--otsu", "--max-gpu-memory", "1M", "-o", "slabs.nii",
+                     cwd=work)
+    expect_success(result)
+    _, count, _, _, _ = parse_summary(result.stdout.rstrip("\n"))
+    expect(count == SAMPLE_OTSU_COMPONENTS, f"unexpected summary {result.stdout!r}")
+    with open(os.path.join(work, "whole.nii"), "rb") as whole, \
+            open(os.path.join(work, "slabs.nii"), "rb") as slabs:
+        expect(whole.read() == slabs.read(), "the labels with a budget differ")
+    expect_success(cli.run("label", cli.sample, "--otsu", "--max-gpu-memory", "16777216", "-o",
+                           "bytes.nii", cwd=work))
+    expect_error(cli.run("label", cli.sample, "--max-gpu-memory", "lots", "-o", "l.nii",
+                         cwd=work), 2, "--max-gpu-memory")
+    expect_files(work, ["whole.nii", "slabs.nii", "bytes.nii"])
+
+
+@case
 def device_auto_says_which(cli, work):
     result = cli.run("label", cli.sample, "--otsu", "-o", "labels.nii.gz", cwd=work)
     expect_success(result)

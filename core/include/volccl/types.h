@@ -157,6 +157,13 @@ struct LabelOptions {
   // How the GPU gathers component statistics when a label() overload that measures is called
   // (volccl/statistics.h); ignored otherwise and by the CPU backend.
   StatisticsStrategy statistics_strategy = StatisticsStrategy::late;
+  // The most device memory the CUDA backend of label() may take for this call, in bytes; 0: what
+  // the device has free. A volume whose input, labels and scratch do not fit is labeled in
+  // z-slabs (row slabs for a 2D image) streamed through the device, with the same labels.
+  std::uint64_t max_gpu_memory = 0;
+  // The most voxels label() hands one labeler at a time, on either backend; 0: the whole volume
+  // where it fits (max_slab_voxel_count and max_gpu_memory), else as many whole slices as fit.
+  std::uint64_t slab_voxels = 0;
 };
 
 // Milliseconds spent in each step of one run, as YACCLAB's "average with steps" test reports
@@ -178,13 +185,19 @@ struct StepTimings {
 };
 
 struct LabelResult {
-  std::uint32_t component_count = 0;
+  std::uint64_t component_count = 0;
   Algorithm algorithm_used = Algorithm::buf;  // what `automatic` chose, or the one asked for
   Backend backend_used = Backend::cpu;
   // The rounds of the iterative labelers: LE's Scan-Analysis iterations (the first Scan
   // included; the last Scan, which finds nothing to change, not), as many on the CPU as on the
   // GPU; TM's Global Merge levels (0 for an image of one tile). 0 for the other algorithms.
   std::uint32_t iterations = 0;
+  // How many slabs label() cut the volume into (1: labeled whole); with more than one, the
+  // iterations and step timings are the sums over the slabs', and relabel_ms includes the
+  // joining of the slabs' components across their faces.
+  std::uint64_t slab_count = 1;
+  // CUDA backend: the most device memory the call's own buffers held at once, in bytes.
+  std::uint64_t peak_device_bytes = 0;
   StepTimings timings;
 };
 

@@ -39,13 +39,25 @@ LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels
 LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels,
                   std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
 
+// The same into 64-bit labels, for more components than 32 bits number. Every overload takes
+// volumes of up to max_voxel_count voxels; the 32-bit ones throw InvalidArgument, after
+// labeling, when the components outnumber their labels.
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint64_t* labels,
+                  const LabelOptions& options = {});
+LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint64_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint64_t* labels,
+                  const LabelOptions& options = {});
+LabelResult label(const LabelInput& input, Extent3 extent, std::uint64_t* labels,
+                  std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
+
 // The value of each component of a label map: element i for label i + 1, read at the
 // component's first voxel. `labels` as label() wrote them for `values`.
-template <typename T>
-std::vector<T> component_values(const T* values, Extent3 extent, const std::uint32_t* labels,
-                                std::uint32_t component_count) {
+template <typename T, typename Label>
+std::vector<T> component_values(const T* values, Extent3 extent, const Label* labels,
+                                std::uint64_t component_count) {
   std::vector<T> found(component_count);
-  std::uint32_t next = 1;  // labels are met first in increasing order
+  std::uint64_t next = 1;  // labels are met first in increasing order
   const std::uint64_t voxels = extent.voxel_count();
   for (std::uint64_t i = 0; i < voxels && next <= component_count; ++i) {
     if (labels[i] == next) found[next++ - 1] = values[i];
@@ -58,11 +70,15 @@ bool cuda_available();
 // Why cuda_available() is false, or the device's name and compute capability when true.
 std::string cuda_device_description();
 
-// The largest volume the uint32 labels support: every voxel index and the "no label" value
-// must fit in 32 bits.
-constexpr std::uint64_t max_voxel_count = 0xFFFFFFFEull;
+// The most voxels one labeler takes at once: its voxel indices and "no label" fit in 32 bits.
+// volccl::cuda::label() on device memory labels volumes up to this size; label() cuts larger
+// ones into slabs of whole slices (z-slices, or rows of a 2D image) no larger than this.
+constexpr std::uint64_t max_slab_voxel_count = 0xFFFFFFFEull;
+// The largest volume label() takes (2^40 voxels). Each side, and a volume's x*y slice (an
+// image's row), must also hold at most max_slab_voxel_count voxels.
+constexpr std::uint64_t max_voxel_count = std::uint64_t{1} << 40;
 
-// Throws InvalidArgument unless the extent and connectivity can be labeled.
+// Throws InvalidArgument unless the extent and connectivity can be labeled by label().
 void validate(Extent3 extent, const LabelOptions& options);
 
 }  // namespace volccl

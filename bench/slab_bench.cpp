@@ -1,0 +1,226 @@
+// volccl-slab-bench: volccl::label on host memory through the GPU, whole and in slabs under a
+// memory budget, against the host<->device copy floor measured in the same run (the bytes that
+// must cross at the pinned bandwidth). Each case is checked first: the budgeted labels must
+// equal the unbudgeted ones and keep the numbering contract. Host code against
+// <cuda_runtime.h>, built with CUDA only.
+//
+//   volccl-slab-bench --volumes random-2048-d30-g4,connectomics-2048 --connectivity 26,6
+//                     --budget 17179869184 --runs 5 --connectomics PATH.npy.gz
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_volumes.h"
+#include "volccl/data/generators.h"
+#include "volccl/volccl.h"
+
+namespace {
+
+using volccl::Extent3;
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+  }
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ',');) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+// Pinned host<->device bandwidth, bytes per second, each way: median of five 1 GiB copies.
+struct PinnedBandwidth {
+  double upload = 0, download = 0;
+};
+
+PinnedBandwidth measure_pinned_bandwidth() {
+  constexpr std::size_t kBytes = std::size_t{1} << 30;
+  void* host = nullptr;
+  void* device = nullptr;
+  check(cudaHostAlloc(&host, kBytes, cudaHostAllocDefault), "cudaHostAlloc");
+  check(cudaMalloc(&device, kBytes), "cudaMalloc");
+  std::vector<double> up, down;
+  for (int run = -1; run < 5; ++run) {
+    auto start = std::chrono::steady_clock::now();
+    check(cudaMemcpy(device, host, kBytes, cudaMemcpyHostToDevice), "upload");
+    const double up_s = seconds_since(start);
+    start = std::chrono::steady_clock::now();
+    check(cudaMemcpy(host, device, kBytes, cudaMemcpyDeviceToHost), "download");
+    const double down_s = seconds_since(start);
+    if (run >= 0) {
+      up.push_back(kBytes / up_s);
+      down.push_back(kBytes / down_s);
+    }
+  }
+  check(cudaFree(device), "cudaFree");
+  check(cudaFreeHost(host), "cudaFreeHost");
+  return {median(up), median(down)};
+}
+
+// "random-SIDE-dD-gG" or "connectomics-SIDE" (the 512^3 segmentation's non-zero voxels, tiled).
+volccl::data::Volume make_volume(const std::string& name, const std::string& connectomics) {
+  const std::vector<std::string> parts = [&] {
+    std::vector<std::string> found;
+    std::stringstream stream(name);
+    for (std::string part; std::getline(stream, part, '-');) found.push_back(part);
+    return found;
+  }();
+  if (parts.size() == 4 && parts[0] == "random") {
+    const std::uint64_t side = std::stoull(parts[1]);
+    const double density = std::stod(parts[2].substr(1)) / 100;
+    const unsigned granularity = static_cast<unsigned>(std::stoul(parts[3].substr(1)));
+    return volccl::data::random_granular({side, side, side}, density, granularity, 1);
+  }
+  if (parts.size() == 2 && parts[0] == "connectomics") {
+    const std::uint64_t side = std::stoull(parts[1]);
+    const volccl::data::Volume tile = volccl::bench::read_npy(connectomics);
+    const Extent3 t = tile.extent;
+    if (side % t.x != 0 || side % t.y != 0 || side % t.z != 0) {
+      throw std::runtime_error(name + ": " + std::to_string(side) + " is not a multiple of " +
+                               t.to_string());
+    }
+    volccl::data::Volume volume{{side, side, side}, {}};
+    volume.voxels.resize(volume.extent.voxel_count());
+    for (std::uint64_t z = 0; z < side; ++z) {
+      for (std::uint64_t y = 0; y < side; ++y) {
+        const std::uint8_t* row = tile.voxels.data() + ((z % t.z) * t.y + y % t.y) * t.x;
+        std::uint8_t* out = volume.voxels.data() + (z * side + y) * side;
+        for (std::uint64_t x = 0; x < side; x += t.x) std::copy(row, row + t.x, out + x);
+      }
+    }
+    return volume;
+  }
+  throw std::runtime_error("unknown volume " + name +
+                           ": use random-SIDE-dD-gG or connectomics-SIDE");
+}
+
+// Background 0, foreground 1..count, first met in raster order 1, 2, ..., count.
+void check_numbering(const volccl::data::Volume& volume, const std::vector<std::uint32_t>& labels,
+                     std::uint64_t count, const std::string& what) {
+  std::uint64_t next = 1;
+  for (std::uint64_t i = 0; i < labels.size(); ++i) {
+    const std::uint64_t label = labels[i];
+    const bool foreground = volume.voxels[i] != 0;
+    if (foreground != (label != 0) || label > next || label > count) {
+      throw std::runtime_error(what + ": label " + std::to_string(label) + " at voxel " +
+                               std::to_string(i) + " breaks the numbering");
+    }
+    if (label == next) ++next;
+  }
+  if (next != count + 1) throw std::runtime_error(what + ": the labels stop before the count");
+}
+
+struct Case {
+  std::string mode;
+  std::uint64_t budget;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<std::string> volumes = {"random-1024-d30-g4"};
+    std::vector<int> connectivities = {26, 6};
+    std::uint64_t budget = std::uint64_t{16} << 30;
+    int runs = 5;
+    std::string connectomics = "connectomics.npy.gz";
+    for (int a = 1; a + 1 < argc; a += 2) {
+      const std::string option = argv[a];
+      const std::string value = argv[a + 1];
+      if (option == "--volumes") {
+        volumes = split(value);
+      } else if (option == "--connectivity") {
+        connectivities.clear();
+        for (const std::string& c : split(value)) connectivities.push_back(std::stoi(c));
+      } else if (option == "--budget") {
+        budget = std::stoull(value);
+      } else if (option == "--runs") {
+        runs = std::stoi(value);
+      } else if (option == "--connectomics") {
+        connectomics = value;
+      } else {
+        throw std::runtime_error("unknown option " + option);
+      }
+    }
+    if (argc % 2 == 0) throw std::runtime_error("every option takes a value");
+    std::cout << "device: " << volccl::cuda_device_description() << ", "
+              << std::thread::hardware_concurrency() << " host threads\n";
+    const PinnedBandwidth bandwidth = measure_pinned_bandwidth();
+    std::cout << std::fixed << std::setprecision(1) << "pinned copies of 1 GiB: upload "
+              << bandwidth.upload / 1e9 << " GB/s, download " << bandwidth.download / 1e9
+              << " GB/s\n";
+    std::cout << "volume,connectivity,mode,budget_bytes,slabs,components,median_ms,min_ms,"
+                 "ns_per_voxel,floor_ms,over_floor,peak_device_bytes\n";
+    for (const std::string& name : volumes) {
+      auto start = std::chrono::steady_clock::now();
+      const volccl::data::Volume volume = make_volume(name, connectomics);
+      std::cerr << name << ": " << volume.extent.to_string() << " made in " << std::setprecision(1)
+                << seconds_since(start) << " s\n";
+      const std::uint64_t voxels = volume.extent.voxel_count();
+      const double floor_ms = (voxels / bandwidth.upload + 4.0 * voxels / bandwidth.download) * 1e3;
+      std::vector<std::uint32_t> labels(voxels), first(voxels);
+      for (const int connectivity : connectivities) {
+        std::uint64_t components = 0;
+        const Case cases[] = {{"free-memory", 0}, {"budget", budget}};
+        for (const Case& c : cases) {
+          volccl::LabelOptions options;
+          options.backend = volccl::Backend::cuda;
+          options.connectivity = connectivity;
+          options.max_gpu_memory = c.budget;
+          const std::string what = name + " at " + std::to_string(connectivity) + ", " + c.mode;
+          volccl::LabelResult result =
+              volccl::label(volume.voxels.data(), volume.extent, labels.data(), options);
+          if (c.budget == 0) {
+            check_numbering(volume, labels, result.component_count, what);
+            first = labels;
+            components = result.component_count;
+          } else if (labels != first || result.component_count != components) {
+            throw std::runtime_error(what + ": labels differ from those without a budget");
+          }
+          std::vector<double> ms;
+          for (int run = 0; run < runs; ++run) {
+            start = std::chrono::steady_clock::now();
+            result = volccl::label(volume.voxels.data(), volume.extent, labels.data(), options);
+            ms.push_back(seconds_since(start) * 1e3);
+          }
+          const double median_ms = median(ms);
+          std::cout << std::setprecision(3) << name << ',' << connectivity << ',' << c.mode << ','
+                    << c.budget << ',' << result.slab_count << ',' << result.component_count << ','
+                    << median_ms << ',' << *std::min_element(ms.begin(), ms.end()) << ','
+                    << median_ms * 1e6 / voxels << ',' << floor_ms << ',' << median_ms / floor_ms
+                    << ',' << result.peak_device_bytes << '\n'
+                    << std::flush;
+        }
+      }
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "volccl-slab-bench: " << error.what() << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,309 @@
+// label() through the device for host memory: the whole volume at once where it fits the
+// device's memory (or max_gpu_memory) and 32-bit indices and labels, else in slabs streamed
+// through the device. Each slab is labeled twice: the first time for the labels on its faces,
+// which are joined on the host (runtime/slab_merge.h); the second time to write its final
+// labels, gathered on the device from the slab's table. Labeling a slab again costs far less
+// than moving its local labels to the host and back. Two host threads each stream every other
+// slab on a stream of their own, so that one's copies overlap the other's.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "dispatch/dispatch.h"
+#include "runtime/cpu_parallel.h"
+#include "runtime/cuda_support.cuh"
+#include "runtime/pinned_staging.cuh"
+#include "runtime/slab_merge.h"
+#include "volccl/cuda.h"
+#include "volccl/detail/step_clock.h"
+#include "volccl/volccl.h"
+
+namespace volccl::detail {
+namespace {
+
+constexpr unsigned kSlabStreams = 2;
+// Left to the CUDA context, the pool's granularity and the pinned words, below any budget.
+constexpr std::uint64_t kReservedBytes = std::uint64_t{256} << 20;
+
+// out[i] = final_labels[local[i]], or local[i] widened where there is no table (one slab).
+// `out` may be `local` itself.
+template <class Label>
+__global__ void write_final_labels(const std::uint32_t* local, Label* out,
+                                   const std::uint64_t* final_labels, std::uint64_t voxels) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < voxels;
+       i += stride) {
+    const std::uint32_t label = local[i];
+    out[i] = static_cast<Label>(final_labels != nullptr ? final_labels[label] : label);
+  }
+}
+
+// The most components per voxel a connectivity allows: voxels that touch no other (a
+// checkerboard at 6, 18 and 4; every other voxel of every other row at 8; one voxel in eight at
+// 26), and every voxel in a label map.
+double most_components_per_voxel(int connectivity, bool label_map) {
+  if (label_map) return 1;
+  if (connectivity == 26) return 1.0 / 8;
+  if (connectivity == 8) return 1.0 / 4;
+  return 1.0 / 2;
+}
+
+// Device bytes per voxel of a slab in flight: its input, its local labels, the labeler's
+// scratch and ranking (at most 4 bytes a voxel), the table of final labels, wide labels, and
+// the statistics rows.
+double slab_bytes_per_voxel(const LabelInput& input, const LabelOptions& options,
+                            std::size_t label_bytes, bool statistics) {
+  const double components = most_components_per_voxel(options.connectivity, input.label_map);
+  return static_cast<double>(size_of(input.type)) + 4 + 4 + 8 * components +
+         (label_bytes == 8 ? 8 : 0) + (statistics ? sizeof(ComponentMoments) * components : 0);
+}
+
+// What the call may allocate: max_gpu_memory, or less where the device has less free.
+std::uint64_t memory_budget(const LabelOptions& options) {
+  const std::uint64_t available = device_memory_available();
+  const std::uint64_t usable = available > kReservedBytes ? available - kReservedBytes : 0;
+  return options.max_gpu_memory == 0 ? usable : std::min(options.max_gpu_memory, usable);
+}
+
+template <class Label>
+class SlabStreamer {
+ public:
+  SlabStreamer(const LabelInput& input, const SlabPlan& plan, Label* labels,
+               const LabelOptions& options, std::vector<ComponentMoments>* statistics)
+      : input_(input),
+        plan_(plan),
+        labels_(labels),
+        options_(options),
+        statistics_(statistics),
+        merge_(plan, options.connectivity, input) {
+    VOLCCL_CUDA_CHECK(cudaGetDevice(&device_));
+    result_.algorithm_used = options.algorithm;
+    result_.backend_used = Backend::cuda;
+    result_.slab_count = plan.count();
+  }
+
+  LabelResult run() {
+    StepClock whole_call;
+    const unsigned stream_count =
+        static_cast<unsigned>(std::min<std::uint64_t>(kSlabStreams, plan_.count()));
+    const unsigned copy_threads = std::max(1u, std::thread::hardware_concurrency() / stream_count);
+    for (unsigned t = 0; t < stream_count; ++t) {
+      streams_.push_back(std::make_unique<Stream>(plan_, size_of(input_.type), copy_threads));
+    }
+    if (plan_.count() > 1) {
+      on_streams([this](Stream& stream, std::uint64_t s) { find_faces(stream, s); });
+      StepClock clock;
+      merge_.join(resolve_thread_count(0, plan_.extent.voxel_count()));
+      result_.timings.relabel_ms += clock.lap();
+    }
+    require_label_width<Label>(component_count(), "volccl::label");
+    if (statistics_ != nullptr) statistics_->assign(component_count(), ComponentMoments{});
+    on_streams([this](Stream& stream, std::uint64_t s) { write_slab(stream, s); });
+    result_.component_count = component_count();
+    result_.timings.total_ms = whole_call.lap();
+    return result_;
+  }
+
+ private:
+  class OwnedStream {
+   public:
+    OwnedStream() { VOLCCL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+    ~OwnedStream() { cudaStreamDestroy(stream_); }
+    OwnedStream(const OwnedStream&) = delete;
+    OwnedStream& operator=(const OwnedStream&) = delete;
+    cudaStream_t get() const { return stream_; }
+
+   private:
+    cudaStream_t stream_ = nullptr;
+  };
+
+  // A stream of slabs: its CUDA stream, its pinned staging and its device buffers, sized for
+  // the thickest slab, kept for both passes.
+  struct Stream {
+    OwnedStream owned;  // destroyed last, after the buffers' frees are enqueued on it
+    cudaStream_t stream;
+    StagingLease staging;
+    DeviceBuffer<std::uint8_t> input;
+    DeviceBuffer<std::uint32_t> local;
+    DeviceBuffer<Label> wide;  // empty for 32-bit labels, gathered in place
+    std::vector<std::uint32_t> first_slice, last_slice;
+
+    Stream(const SlabPlan& plan, std::size_t value_bytes, unsigned copy_threads)
+        : stream(owned.get()),
+          staging(copy_threads),
+          input(plan.voxels(0) * value_bytes, stream, "a slab of the input"),
+          local(plan.voxels(0), stream, "a slab's labels"),
+          wide(sizeof(Label) == 4 ? 0 : plan.voxels(0), stream, "a slab's 64-bit labels"),
+          first_slice(plan.slice_voxels),
+          last_slice(plan.slice_voxels) {}
+  };
+
+  std::uint64_t component_count() const {
+    return plan_.count() > 1 ? merge_.component_count() : one_slab_count_;
+  }
+
+  // Runs `work` for every slab, slab s on stream s % streams, each stream from a host thread of
+  // its own.
+  template <class Work>
+  void on_streams(Work work) {
+    const std::size_t streams = streams_.size();
+    std::vector<std::exception_ptr> errors(streams);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < streams; ++t) {
+      threads.emplace_back([&, t] {
+        try {
+          VOLCCL_CUDA_CHECK(cudaSetDevice(device_));
+          for (std::uint64_t s = t; s < plan_.count(); s += streams) work(*streams_[t], s);
+          VOLCCL_CUDA_CHECK(cudaStreamSynchronize(streams_[t]->stream));
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (const std::exception_ptr& error : errors) {
+      if (error) std::rethrow_exception(error);
+    }
+  }
+
+  LabelResult label_slab(Stream& stream, std::uint64_t s, cuda::DeviceMoments* moments) {
+    const std::uint64_t voxels = plan_.voxels(s);
+    stream.staging->upload(stream.input.data(), slab_input(input_, plan_, s).data,
+                           voxels * size_of(input_.type), stream.stream);
+    LabelInput on_device = input_;
+    on_device.data = stream.input.data();
+    const LabelResult part = label_on_device(on_device, plan_.slab_extent(s), stream.local.data(),
+                                             options_, stream.stream, moments);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    add_slab_result(result_, part);
+    return part;
+  }
+
+  // First pass: the slab's count and the local labels of its first and last slices.
+  void find_faces(Stream& stream, std::uint64_t s) {
+    const LabelResult part = label_slab(stream, s, nullptr);
+    const std::uint64_t slice_bytes = plan_.slice_voxels * sizeof(std::uint32_t);
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.first_slice.data(), stream.local.data(), slice_bytes,
+                                      cudaMemcpyDeviceToHost, stream.stream));
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.last_slice.data(),
+                                      stream.local.data() + (plan_.voxels(s) - plan_.slice_voxels),
+                                      slice_bytes, cudaMemcpyDeviceToHost, stream.stream));
+    VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+    merge_.add_slab(s, part.component_count, stream.first_slice.data(), stream.last_slice.data());
+  }
+
+  // Second pass: the slab labeled again, its final labels gathered on the device and copied
+  // to their place, and its statistics added to its components'.
+  void write_slab(Stream& stream, std::uint64_t s) {
+    cuda::DeviceMoments moments;
+    const LabelResult part = label_slab(stream, s, statistics_ != nullptr ? &moments : nullptr);
+    const bool one_slab = plan_.count() == 1;
+    if (one_slab) one_slab_count_ = part.component_count;
+    const bool keeps_local = one_slab || merge_.keeps_local_labels(s);
+    std::vector<std::uint64_t> finals;
+    if (!keeps_local || statistics_ != nullptr) {
+      finals = one_slab ? identity(part.component_count) : merge_.final_labels(s, 0);
+    }
+    const std::uint64_t voxels = plan_.voxels(s);
+    DeviceBuffer<std::uint64_t> table(keeps_local ? 0 : finals.size(), stream.stream,
+                                      "a slab's final labels");
+    if (!keeps_local) {
+      VOLCCL_CUDA_CHECK(cudaMemcpyAsync(table.data(), finals.data(), table.bytes(),
+                                        cudaMemcpyHostToDevice, stream.stream));
+    }
+    Label* out = reinterpret_cast<Label*>(stream.local.data());
+    if constexpr (sizeof(Label) != sizeof(std::uint32_t)) out = stream.wide.data();
+    if (!keeps_local || sizeof(Label) != sizeof(std::uint32_t)) {
+      const std::uint64_t blocks = std::min<std::uint64_t>((voxels + 255) / 256, 65535 * 16);
+      write_final_labels<<<static_cast<unsigned>(blocks), 256, 0, stream.stream>>>(
+          stream.local.data(), out, table.data(), voxels);
+      VOLCCL_CUDA_CHECK(cudaGetLastError());
+    }
+    table.release();
+    stream.staging->download(labels_ + plan_.first_voxel(s), out, voxels * sizeof(Label),
+                             stream.stream);
+    if (statistics_ != nullptr) {
+      const std::vector<ComponentMoments> rows = moments.to_host();
+      const std::lock_guard<std::mutex> lock(mutex_);
+      // One slab's count is known only now.
+      if (one_slab) statistics_->assign(part.component_count, ComponentMoments{});
+      add_slab_moments(*statistics_, rows, finals, plan_, s);
+    }
+  }
+
+  static std::vector<std::uint64_t> identity(std::uint64_t count) {
+    std::vector<std::uint64_t> table(count + 1);
+    for (std::uint64_t l = 0; l <= count; ++l) table[l] = l;
+    return table;
+  }
+
+  LabelInput input_;
+  SlabPlan plan_;
+  Label* labels_;
+  LabelOptions options_;
+  std::vector<ComponentMoments>* statistics_;
+  SlabMerge merge_;
+  int device_ = 0;
+  std::uint64_t one_slab_count_ = 0;
+  std::mutex mutex_;
+  LabelResult result_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+};
+
+}  // namespace
+
+template <class Label>
+LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label* labels,
+                                 const LabelOptions& options,
+                                 std::vector<ComponentMoments>* statistics) {
+  const std::uint64_t voxels = extent.voxel_count();
+  const std::uint64_t budget = memory_budget(options);
+  const double per_voxel = slab_bytes_per_voxel(input, options, sizeof(Label), statistics);
+  reset_peak_device_memory();
+  if constexpr (sizeof(Label) == sizeof(std::uint32_t)) {
+    const bool whole = voxels <= max_slab_voxel_count &&
+                       (options.slab_voxels == 0 || options.slab_voxels >= voxels) &&
+                       per_voxel * static_cast<double>(voxels) <= static_cast<double>(budget);
+    if (whole) {
+      try {
+        LabelResult result = label_whole_through_device(input, extent, labels, options, statistics);
+        result.peak_device_bytes = peak_device_memory();
+        return result;
+      } catch (const OutOfDeviceMemory&) {
+        // Another user of the device took memory since it was counted: slabs need less.
+      }
+    }
+  }
+  // Two slabs in flight share the budget.
+  const std::uint64_t now_available = std::min(budget, memory_budget(options));
+  const auto usable = static_cast<double>(now_available);
+  std::uint64_t slab_voxels = static_cast<std::uint64_t>(usable / (kSlabStreams * per_voxel));
+  slab_voxels = std::min(slab_voxels, max_slab_voxel_count);
+  if (options.slab_voxels != 0) slab_voxels = std::min(slab_voxels, options.slab_voxels);
+  const SlabPlan plan = plan_slabs(extent, std::max<std::uint64_t>(slab_voxels, 1));
+  if (static_cast<double>(plan.voxels(0)) * kSlabStreams * per_voxel > usable) {
+    throw OutOfDeviceMemory("volccl: a slab of one slice of " + extent.to_string() +
+                                " needs more device memory than the " +
+                                std::to_string(now_available) +
+                                " bytes available; the CPU backend (--device cpu) needs none",
+                            static_cast<std::size_t>(plan.voxels(0) * kSlabStreams * per_voxel));
+  }
+  LabelResult result = SlabStreamer<Label>(input, plan, labels, options, statistics).run();
+  result.peak_device_bytes = peak_device_memory();
+  return result;
+}
+
+template LabelResult label_cuda_from_host<std::uint32_t>(const LabelInput&, Extent3, std::uint32_t*,
+                                                         const LabelOptions&,
+                                                         std::vector<ComponentMoments>*);
+template LabelResult label_cuda_from_host<std::uint64_t>(const LabelInput&, Extent3, std::uint64_t*,
+                                                         const LabelOptions&,
+                                                         std::vector<ComponentMoments>*);
+
+}  // namespace volccl::detail

@@ -1,0 +1,108 @@
+// What labeling a volume slab by slab needs besides the labelers, on both backends: the cut into
+// slabs of whole slices, the joining of the slabs' components across the faces between them,
+// and the numbering of the joined components in raster order. Plain C++, host memory.
+//
+// Each slab is labeled on its own, its components numbered 1..n_s in raster order (its local
+// labels). Slab s's local label l is the provisional component offset_s + l, where offset_s
+// counts the components of the slabs before it; provisional components are then in raster order
+// of their first voxels, since the slabs are. Two provisional components that touch across a
+// face are one component, whose first voxel is its smallest provisional component's: so the
+// final label of a provisional component is that of the smallest one it is joined to, ranked
+// among such smallest ones. Only the components on a face take part in the joining; the others
+// keep their rank, shifted by the joined ones before them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "volccl/statistics.h"
+#include "volccl/types.h"
+
+namespace volccl::detail {
+
+// A volume cut into slabs of `depth` whole slices along its slowest axis: z, or y for a volume
+// of one slice (an image), whose slices are rows. The last slab may be thinner.
+struct SlabPlan {
+  Extent3 extent;
+  std::uint64_t slices = 1;        // along the cut axis
+  std::uint64_t slice_voxels = 1;  // x * y, or x for one slice
+  std::uint64_t depth = 1;         // slices per slab
+
+  bool along_y() const { return extent.z == 1; }
+  std::uint64_t count() const { return (slices + depth - 1) / depth; }
+  std::uint64_t first_slice(std::uint64_t slab) const { return slab * depth; }
+  std::uint64_t slab_slices(std::uint64_t slab) const;
+  std::uint64_t first_voxel(std::uint64_t slab) const { return first_slice(slab) * slice_voxels; }
+  std::uint64_t voxels(std::uint64_t slab) const { return slab_slices(slab) * slice_voxels; }
+  Extent3 slab_extent(std::uint64_t slab) const;
+};
+
+// The part of `input` (host or device memory) that slab `slab` of `plan` reads.
+LabelInput slab_input(const LabelInput& input, const SlabPlan& plan, std::uint64_t slab);
+
+// The plan with the thickest slabs of at most `max_slab_voxels` voxels (at least one slice, a
+// multiple of `slice_multiple` slices where thicker than that).
+SlabPlan plan_slabs(Extent3 extent, std::uint64_t max_slab_voxels,
+                    std::uint64_t slice_multiple = 1);
+
+// Joins the slabs' components across their faces and numbers them. add_slab() for every slab
+// (from any thread, each slab once), then join(), then final labels by slab.
+class SlabMerge {
+ public:
+  // `input` (host memory) tells a label map's values apart on the faces; masks need only the
+  // labels.
+  SlabMerge(const SlabPlan& plan, int connectivity, const LabelInput& input);
+
+  // Slab `slab` is labeled with `count` components; its first and last slices' local labels
+  // (slice_voxels each) are copied.
+  void add_slab(std::uint64_t slab, std::uint64_t count, const std::uint32_t* first_slice,
+                const std::uint32_t* last_slice);
+
+  // Joins the components that touch across each face, with `threads` workers.
+  void join(unsigned threads);
+
+  std::uint64_t component_count() const { return component_count_; }
+  std::uint64_t local_count(std::uint64_t slab) const { return counts_[slab]; }
+  // Whether slab `slab`'s local labels are already final (the first slab, when no two of its
+  // components meet in later slabs).
+  bool keeps_local_labels(std::uint64_t slab) const;
+  // Slab `slab`'s final labels by local label: table[l] for l = 0..local_count(slab), table[0]
+  // = 0.
+  std::vector<std::uint64_t> final_labels(std::uint64_t slab, unsigned threads) const;
+
+ private:
+  std::vector<std::uint64_t> face_pairs(std::uint64_t upper_slab) const;
+
+  SlabPlan plan_;
+  int connectivity_;
+  LabelInput input_;
+  std::vector<std::uint64_t> counts_;
+  std::vector<std::vector<std::uint32_t>> first_slices_, last_slices_;
+  // After join(): per slab, its local labels that lie on a face (ascending), and for each of
+  // them its final label and how many of those before it in the slab are joined to an earlier
+  // provisional component.
+  std::vector<std::uint64_t> offsets_;
+  std::vector<std::vector<std::uint32_t>> face_labels_;
+  std::vector<std::vector<std::uint64_t>> face_finals_;
+  std::vector<std::vector<std::uint64_t>> joined_before_;
+  std::vector<std::uint64_t> joined_before_slab_;
+  std::uint64_t component_count_ = 0;
+};
+
+// Adds a slab's iterations and step times to the volume's.
+void add_slab_result(LabelResult& volume, const LabelResult& slab);
+
+// Adds the moments of slab `slab`'s components (rows by local label, in the slab's own
+// coordinates) to the rows of the volume's components they belong to, by final_labels().
+void add_slab_moments(std::vector<ComponentMoments>& volume,
+                      const std::vector<ComponentMoments>& slab_rows,
+                      const std::vector<std::uint64_t>& final_labels, const SlabPlan& plan,
+                      std::uint64_t slab);
+
+// Moments measured in a slab's own coordinates, moved to the volume's: the slab starts at
+// `first_slice` along z (or y for a one-slice volume).
+void shift_moments(ComponentMoments& moments, bool along_y, std::uint64_t first_slice);
+// Adds `part`'s voxels to `whole`'s: sums add, boxes join.
+void add_moments(ComponentMoments& whole, const ComponentMoments& part);
+
+}  // namespace volccl::detail
