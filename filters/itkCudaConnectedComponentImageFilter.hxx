@@ -17,8 +17,9 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
   const RegionType region = output->GetRequestedRegion();
   m_Moments.clear();
   m_Geometry = volccl::GeometryOf(output);
-  std::unique_ptr<std::uint32_t[]> scratch;
-  std::uint32_t* labels = this->ObjectNumberBuffer(output, region, m_BackgroundValue, scratch);
+  using Number = typename Superclass::template ObjectNumber<OutputImageType>;
+  std::unique_ptr<Number[]> scratch;
+  Number* labels = this->ObjectNumberBuffer(output, region, m_BackgroundValue, scratch);
   this->Label(region, labels, m_ComputeStatistics ? &m_Moments : nullptr, 0.8f);
   m_OriginalNumberOfObjects = this->GetObjectCount();
   volccl::RelabelOptions relabeling;
@@ -29,8 +30,8 @@ void CudaConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::G
     const volccl::Extent3 extent{region.GetSize(0), region.GetSize(1),
                                  ImageDimension == 3 ? region.GetSize(ImageDimension - 1) : 1};
     this->SetObjectCount(volccl::relabel(labels, extent,
-                                         static_cast<std::uint32_t>(m_OriginalNumberOfObjects),
-                                         relabeling, m_ComputeStatistics ? &m_Moments : nullptr));
+                                         static_cast<Number>(m_OriginalNumberOfObjects), relabeling,
+                                         m_ComputeStatistics ? &m_Moments : nullptr));
   }
   this->WriteObjectNumbers(output, region, labels, m_BackgroundValue);
   this->UpdateProgress(1.0f);

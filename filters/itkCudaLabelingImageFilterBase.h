@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <type_traits>
 #include <vector>
 
 #include "itkImageToImageFilter.h"
@@ -102,31 +103,41 @@ class ITK_TEMPLATE_EXPORT CudaLabelingImageFilterBase
    * (volccl's numbering: 0 background, 1..count in raster order) and, unless `moments` is null,
    * measures the components; sets ObjectCount and LabelResult and reports progress up to
    * `progress_after`. Throws itk::ExceptionObject for what volccl refuses. */
-  void Label(const InputRegionType& region, std::uint32_t* labels,
+  template <typename TLabel>
+  void Label(const InputRegionType& region, TLabel* labels,
              std::vector<volccl::ComponentMoments>* moments, float progress_after);
 
   /** Label's second half, for a subclass that builds its own volccl input (a label map) of
    * `region`'s extent. */
+  template <typename TLabel>
   void LabelWithVolccl(const volccl::LabelInput& input, const InputRegionType& region,
-                       std::uint32_t* labels, std::vector<volccl::ComponentMoments>* moments,
+                       TLabel* labels, std::vector<volccl::ComponentMoments>* moments,
                        float progress_after);
 
   /** The mask image, or null; throws when its buffered region does not cover `region`. */
   const MaskImageType* MaskCovering(const InputRegionType& region) const;
 
-  /** Where volccl's labels of the output's `region` go: the output's own buffer when they are
-   * already its numbers (uint32 pixels, BackgroundValue 0, the whole buffer), else `scratch`. */
+  /** The labels volccl writes for an output of TOutput: 64-bit for 64-bit pixels, which can
+   * number more than 2^32 - 1 objects, else 32-bit. */
   template <typename TOutput>
-  std::uint32_t* ObjectNumberBuffer(TOutput* output, const typename TOutput::RegionType& region,
-                                    typename TOutput::PixelType background,
-                                    std::unique_ptr<std::uint32_t[]>& scratch);
+  using ObjectNumber =
+      std::conditional_t<(sizeof(typename TOutput::PixelType) > 4), std::uint64_t, std::uint32_t>;
+
+  /** Where volccl's labels of the output's `region` go: the output's own buffer when they are
+   * already its numbers (pixels of the labels' type, BackgroundValue 0, the whole buffer), else
+   * `scratch`. */
+  template <typename TOutput>
+  ObjectNumber<TOutput>* ObjectNumberBuffer(TOutput* output,
+                                            const typename TOutput::RegionType& region,
+                                            typename TOutput::PixelType background,
+                                            std::unique_ptr<ObjectNumber<TOutput>[]>& scratch);
 
   /** Writes volccl's `labels` of `region` (from ObjectNumberBuffer) as ITK numbers the objects:
    * 0, 1, 2, ... in raster order skipping `background` (from 1 when it is 0), background pixels
    * `background`. Throws when ObjectCount does not fit the output pixel type. */
-  template <typename TOutput>
+  template <typename TOutput, typename TLabel>
   void WriteObjectNumbers(TOutput* output, const typename TOutput::RegionType& region,
-                          const std::uint32_t* labels, typename TOutput::PixelType background);
+                          const TLabel* labels, typename TOutput::PixelType background);
 
   /** Calls work(begin, end) on contiguous chunks of [0, count) on the filter's threads: the
    * per-voxel passes around the labeling, which one thread makes as slow as ITK's own filter

@@ -39,9 +39,10 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TLabel>
 void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
-    const InputRegionType& region, std::uint32_t* labels,
-    std::vector<volccl::ComponentMoments>* moments, float progress_after) {
+    const InputRegionType& region, TLabel* labels, std::vector<volccl::ComponentMoments>* moments,
+    float progress_after) {
   const InputImageType* input = this->GetInput();
   const MaskImageType* mask = MaskCovering(region);
   const volccl::Extent3 extent{region.GetSize(0), region.GetSize(1),
@@ -80,8 +81,9 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::Label(
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TLabel>
 void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::LabelWithVolccl(
-    const volccl::LabelInput& input, const InputRegionType& region, std::uint32_t* labels,
+    const volccl::LabelInput& input, const InputRegionType& region, TLabel* labels,
     std::vector<volccl::ComponentMoments>* moments, float progress_after) {
   const volccl::Extent3 extent{region.GetSize(0), region.GetSize(1),
                                InputImageDimension == 3 ? region.GetSize(2) : 1};
@@ -112,23 +114,23 @@ auto CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::MaskCov
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
 template <typename TOutput>
-std::uint32_t*
-CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::ObjectNumberBuffer(
+auto CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::ObjectNumberBuffer(
     TOutput* output, const typename TOutput::RegionType& region,
-    typename TOutput::PixelType background, std::unique_ptr<std::uint32_t[]>& scratch) {
-  if constexpr (std::is_same<typename TOutput::PixelType, std::uint32_t>::value) {
+    typename TOutput::PixelType background, std::unique_ptr<ObjectNumber<TOutput>[]>& scratch)
+    -> ObjectNumber<TOutput>* {
+  if constexpr (std::is_same<typename TOutput::PixelType, ObjectNumber<TOutput>>::value) {
     if (background == 0 && output->GetBufferedRegion() == region) {
       return output->GetBufferPointer();
     }
   }
-  scratch.reset(new std::uint32_t[region.GetNumberOfPixels()]);
+  scratch.reset(new ObjectNumber<TOutput>[region.GetNumberOfPixels()]);
   return scratch.get();
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
-template <typename TOutput>
+template <typename TOutput, typename TLabel>
 void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::WriteObjectNumbers(
-    TOutput* output, const typename TOutput::RegionType& region, const std::uint32_t* labels,
+    TOutput* output, const typename TOutput::RegionType& region, const TLabel* labels,
     typename TOutput::PixelType background) {
   using OutputPixelType = typename TOutput::PixelType;
   if (m_ObjectCount > static_cast<SizeValueType>(NumericTraits<OutputPixelType>::max())) {
@@ -145,9 +147,9 @@ void CudaLabelingImageFilterBase<TInputImage, TOutputImage, TMaskImage>::WriteOb
   // it is 0, the default. Object k (volccl's label k, from 1) is k - 1, or k from
   // BackgroundValue on.
   const auto skipped = static_cast<std::int64_t>(background);
-  const auto itk_number = [skipped, background](std::uint32_t label) {
+  const auto itk_number = [skipped, background](TLabel label) {
     if (label == 0) return background;
-    const std::int64_t first = std::int64_t{label} - 1;
+    const auto first = static_cast<std::int64_t>(label - 1);
     return static_cast<OutputPixelType>(skipped >= 0 && first >= skipped ? first + 1 : first);
   };
   const std::size_t voxels = region.GetNumberOfPixels();

@@ -108,7 +108,8 @@ class ITK_TEMPLATE_EXPORT CudaScalarConnectedComponentImageFilter
 
  private:
   // Labels the input's `region` into `labels` (volccl's numbering) as a label map.
-  void LabelValues(const RegionType& region, std::uint32_t* labels);
+  template <typename TLabel>
+  void LabelValues(const RegionType& region, TLabel* labels);
 
   InputPixelType m_DistanceThreshold = NumericTraits<InputPixelType>::ZeroValue();
   OutputImagePixelType m_BackgroundValue = NumericTraits<OutputImagePixelType>::ZeroValue();

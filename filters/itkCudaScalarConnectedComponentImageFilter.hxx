@@ -49,16 +49,18 @@ void CudaScalarConnectedComponentImageFilter<TInputImage, TOutputImage,
   this->AllocateOutputs();
   OutputImageType* output = this->GetOutput();
   const RegionType region = output->GetRequestedRegion();
-  std::unique_ptr<std::uint32_t[]> scratch;
-  std::uint32_t* labels = this->ObjectNumberBuffer(output, region, m_BackgroundValue, scratch);
+  using Number = typename Superclass::template ObjectNumber<OutputImageType>;
+  std::unique_ptr<Number[]> scratch;
+  Number* labels = this->ObjectNumberBuffer(output, region, m_BackgroundValue, scratch);
   LabelValues(region, labels);
   this->WriteObjectNumbers(output, region, labels, m_BackgroundValue);
   this->UpdateProgress(1.0f);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TLabel>
 void CudaScalarConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>::LabelValues(
-    const RegionType& region, std::uint32_t* labels) {
+    const RegionType& region, TLabel* labels) {
   using Fixed = volccl::detail::FixedWidthOf<InputPixelType>;
   const InputImageType* input = this->GetInput();
   const MaskImageType* mask = this->MaskCovering(region);

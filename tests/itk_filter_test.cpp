@@ -135,6 +135,13 @@ TEST(CudaConnectedComponentImageFilter, SameBytesAsItkIn2DAnd3D) {
             << where;
         EXPECT_TRUE((matches_itk<3, int>(volume, mask, fully_connected, 7, backend))) << where;
         EXPECT_TRUE((matches_itk<3, int>(volume, nullptr, fully_connected, -4, backend))) << where;
+        // 64-bit outputs take 64-bit labels, in the output's own buffer when they can.
+        EXPECT_TRUE((matches_itk<3, std::uint64_t>(volume, mask, fully_connected, 0, backend)))
+            << where;
+        EXPECT_TRUE((matches_itk<3, std::int64_t>(volume, nullptr, fully_connected, -4, backend)))
+            << where;
+        EXPECT_TRUE((matches_itk<2, std::uint64_t>(image, nullptr, fully_connected, 2, backend)))
+            << where;
         EXPECT_TRUE((matches_itk<2, std::uint16_t>(image, nullptr, fully_connected, 0, backend)))
             << where;
         EXPECT_TRUE((matches_itk<2, std::uint32_t>(image, image_mask, fully_connected, 3, backend)))
@@ -240,10 +247,11 @@ TEST(CudaConnectedComponentImageFilter, ProgressPrintSelfAndErrors) {
 
 // The relabel options against ConnectedComponentImageFilter + RelabelComponentImageFilter:
 // minimum size, sorting by size, and the largest k (ITK's sorted labels above k set to 0).
-TEST(CudaConnectedComponentImageFilter, RelabelOptionsMatchRelabelComponentImageFilter) {
+template <class Output>
+void expect_relabeling_as_itk() {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
-  using OutputImage = itk::Image<std::uint32_t, 3>;
+  using OutputImage = itk::Image<Output, 3>;
   const auto volume = random_image<3>({41, 29, 17}, 0.3, seed);
   for (Backend backend : backends()) {
     for (bool sort : {false, true}) {
@@ -266,7 +274,7 @@ TEST(CudaConnectedComponentImageFilter, RelabelOptionsMatchRelabelComponentImage
           ours->Update();
           const std::string where = "minimum " + std::to_string(minimum) + ", sort " +
                                     std::to_string(sort) + ", keep " + std::to_string(keep);
-          OutputImage::Pointer expected = relabel->GetOutput();
+          typename OutputImage::Pointer expected = relabel->GetOutput();
           auto count = static_cast<itk::SizeValueType>(relabel->GetNumberOfObjects());
           if (keep > 0) {
             for (auto it =
@@ -289,6 +297,11 @@ TEST(CudaConnectedComponentImageFilter, RelabelOptionsMatchRelabelComponentImage
       }
     }
   }
+}
+
+TEST(CudaConnectedComponentImageFilter, RelabelOptionsMatchRelabelComponentImageFilter) {
+  expect_relabeling_as_itk<std::uint32_t>();
+  expect_relabeling_as_itk<std::uint64_t>();
 }
 
 // The LabelMap route: our map against LabelImageToShapeLabelMapFilter on ITK's labels (same

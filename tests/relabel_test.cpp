@@ -21,8 +21,8 @@ TEST(Relabel, RemovesSortsAndKeepsAsItkWould) {
   options.connectivity = 6;
   std::vector<std::uint32_t> labels(volume.extent.voxel_count());
   std::vector<ComponentMoments> moments;
-  const std::uint32_t count =
-      label(volume.voxels.data(), volume.extent, labels.data(), moments, options).component_count;
+  const auto count = static_cast<std::uint32_t>(
+      label(volume.voxels.data(), volume.extent, labels.data(), moments, options).component_count);
   for (std::uint64_t minimum : {0, 1, 2, 5}) {
     for (std::uint32_t largest : {0u, 1u, 7u}) {
       for (bool by_size : {false, true}) {
@@ -66,6 +66,14 @@ TEST(Relabel, RemovesSortsAndKeepsAsItkWould) {
         std::vector<std::uint32_t> again = labels;
         EXPECT_EQ(relabel(again.data(), volume.extent, count, relabeling), kept.size());
         EXPECT_EQ(again, relabeled);
+        // 64-bit labels: the same numbers.
+        std::vector<std::uint64_t> wide(labels.begin(), labels.end());
+        std::vector<ComponentMoments> wide_moments = moments;
+        EXPECT_EQ(
+            relabel(wide.data(), volume.extent, std::uint64_t{count}, relabeling, &wide_moments),
+            kept.size());
+        EXPECT_TRUE(std::equal(wide.begin(), wide.end(), relabeled.begin()));
+        EXPECT_EQ(wide_moments.size(), reordered.size());
       }
     }
   }

@@ -28,5 +28,8 @@ bool relabels(const RelabelOptions& options);
 std::uint32_t relabel(std::uint32_t* labels, Extent3 extent, std::uint32_t count,
                       const RelabelOptions& options,
                       std::vector<ComponentMoments>* moments = nullptr);
+std::uint64_t relabel(std::uint64_t* labels, Extent3 extent, std::uint64_t count,
+                      const RelabelOptions& options,
+                      std::vector<ComponentMoments>* moments = nullptr);
 
 }  // namespace volccl
