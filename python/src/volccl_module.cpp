@@ -32,6 +32,9 @@ namespace {
 // foreground, so that no view of another dtype has to be made first.
 using MaskArray = nb::ndarray<nb::ro, nb::c_contig>;
 using LabelArray = nb::ndarray<std::uint32_t, nb::c_contig>;
+// Labels of either width: uint64 in host memory, where label() numbers more than 2^32 - 1
+// components, or uint32.
+using AnyLabelArray = nb::ndarray<nb::c_contig>;
 using ConstLabelArray = nb::ndarray<const std::uint32_t, nb::c_contig>;
 using Moments = std::vector<volccl::ComponentMoments>;
 
@@ -174,32 +177,44 @@ nb::dict label_result(const volccl::LabelResult& result) {
 // Labels `input` (in `array`'s memory) into `labels`.
 template <typename Array>
 nb::dict label_input_into(const Array& array, const volccl::LabelInput& input,
-                          const LabelArray& labels, int connectivity, const std::string& algorithm,
-                          const std::string& device, unsigned threads, std::uintptr_t stream,
-                          bool measure) {
+                          const AnyLabelArray& labels, int connectivity,
+                          const std::string& algorithm, const std::string& device,
+                          unsigned threads, std::uintptr_t stream, bool measure) {
   require_same_place(array, labels);
   const Memory memory = memory_of(array, input.label_map ? "the label map" : "the mask");
   const volccl::Extent3 extent = extent_of(array, 0);
   const volccl::LabelOptions options =
       label_options(connectivity, algorithm, backend_for(memory, device), threads);
+  const bool wide = labels.dtype() == nb::dtype<std::uint64_t>();
+  if (!wide && labels.dtype() != nb::dtype<std::uint32_t>()) {
+    throw nb::type_error("volccl: the labels must be a uint32 or uint64 array");
+  }
+  if (wide && memory != Memory::host) {
+    throw nb::value_error("volccl: 64-bit labels are written in host memory only");
+  }
   volccl::LabelResult result;
   Moments moments;
   // The C++ call's wall time as a C++ caller sees it, for the benchmark of the binding's overhead.
   const auto call_start = std::chrono::steady_clock::now();
   if (memory == Memory::host) {
     nb::gil_scoped_release unlocked;
-    result = measure ? volccl::label(input, extent, labels.data(), moments, options)
-                     : volccl::label(input, extent, labels.data(), options);
+    const auto label_as = [&](auto* out) {
+      return measure ? volccl::label(input, extent, out, moments, options)
+                     : volccl::label(input, extent, out, options);
+    };
+    result = wide ? label_as(static_cast<std::uint64_t*>(labels.data()))
+                  : label_as(static_cast<std::uint32_t*>(labels.data()));
   } else {
 #if defined(VOLCCL_HAS_CUDA)
     nb::gil_scoped_release unlocked;
     if (measure) {
       volccl::cuda::DeviceMoments table;
-      result =
-          volccl::cuda::label(input, extent, labels.data(), table, options, stream_pointer(stream));
+      result = volccl::cuda::label(input, extent, static_cast<std::uint32_t*>(labels.data()),
+                                   table, options, stream_pointer(stream));
       moments = table.to_host();
     } else {
-      result = volccl::cuda::label(input, extent, labels.data(), options, stream_pointer(stream));
+      result = volccl::cuda::label(input, extent, static_cast<std::uint32_t*>(labels.data()),
+                                   options, stream_pointer(stream));
     }
 #else
     (void)stream;
@@ -214,7 +229,7 @@ nb::dict label_input_into(const Array& array, const volccl::LabelInput& input,
   return out;
 }
 
-nb::dict label_into(const MaskArray& mask, const LabelArray& labels, int connectivity,
+nb::dict label_into(const MaskArray& mask, const AnyLabelArray& labels, int connectivity,
                     const std::string& algorithm, const std::string& device, unsigned threads,
                     std::uintptr_t stream, bool measure) {
   return label_input_into(mask, volccl::LabelInput::binary(mask_bytes(mask)), labels, connectivity,
@@ -244,7 +259,7 @@ volccl::ValueType value_type_of(nb::dlpack::dtype dtype) {
 
 // `background`: the background value's bits as an unsigned 64-bit integer (Python reduces it
 // modulo 2^64).
-nb::dict label_map_into(const nb::ndarray<nb::c_contig>& values, const LabelArray& labels,
+nb::dict label_map_into(const nb::ndarray<nb::c_contig>& values, const AnyLabelArray& labels,
                         std::uint64_t background, int connectivity, const std::string& algorithm,
                         const std::string& device, unsigned threads, std::uintptr_t stream,
                         bool measure) {

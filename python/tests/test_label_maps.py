@@ -147,3 +147,20 @@ def test_cupy_label_maps_equal_the_cpu_labels(rng, dtype, ndim, connectivity):
                                                            return_N=True, device="cpu")
     assert isinstance(labels, cupy.ndarray) and count == expected_count
     np.testing.assert_array_equal(cupy.asnumpy(labels), expected)
+
+
+@pytest.mark.parametrize("ndim,connectivity", ALL_CONNECTIVITIES)
+def test_uint64_labels_are_written_as_such(rng, ndim, connectivity):
+    """out_dtype=np.uint64 on the host labels straight into 64-bit labels (volccl::label's
+    64-bit overload, which labels in slabs), masks and label maps alike."""
+    shape = (9, 23, 17) if ndim == 3 else (37, 29)
+    values = random_label_map(rng, shape, 5, 2, np.int64)
+    for binary_image in (False, True):
+        labels, count = volccl.connected_components(values, connectivity=connectivity,
+                                                    out_dtype=np.uint64, return_N=True,
+                                                    binary_image=binary_image, device="cpu")
+        assert labels.dtype == np.uint64
+        theirs = measure.label(values != 0 if binary_image else values, background=0,
+                               connectivity=SKIMAGE_CONNECTIVITY[connectivity])
+        np.testing.assert_array_equal(labels, theirs)
+        assert count == theirs.max()

@@ -20,7 +20,7 @@ import operator
 import numpy as np
 
 from . import _volccl
-from ._arrays import aligned_item_length, arrays_for, library_of, require_kind
+from ._arrays import HostArrays, aligned_item_length, arrays_for, library_of, require_kind
 
 __version__ = "0.1.0"
 
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 _OUT_DTYPES = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
-_UINT16, _UINT32 = _OUT_DTYPES[:2]
+_UINT16, _UINT32, _UINT64 = _OUT_DTYPES
 # A 2D array is a one-slice volume, so it also takes the volume connectivities: 6 labels as 4,
 # 18 and 26 as 8.
 _IMAGE_CONNECTIVITIES = {4: 4, 8: 8, 6: 4, 18: 8, 26: 8}
@@ -113,14 +113,16 @@ def _as_out_dtype(arrays, labels, out_dtype, largest_label):
     if out_dtype is _UINT16 and largest_label > np.iinfo(np.uint16).max:
         raise ValueError(f"{largest_label} components do not fit out_dtype=np.uint16; use "
                          "np.uint32")
-    return labels if out_dtype is _UINT32 else arrays.astype(labels, out_dtype)
+    return labels if labels.dtype == out_dtype else arrays.astype(labels, out_dtype)
 
 
-def _label(array, arrays, connectivity, device, algorithm, threads, measure, binary_image=True):
-    """Labels `array` (its adapter `arrays`, inside its device scope): (uint32 labels, result).
+def _label(array, arrays, connectivity, device, algorithm, threads, measure, binary_image=True,
+           label_dtype=np.uint32):
+    """Labels `array` (its adapter `arrays`, inside its device scope): (labels, result).
 
     binary_image: True labels the non-zero voxels; None labels a label map (every connected
     region of equal non-zero value) unless `array` holds bools; False always a label map.
+    label_dtype: np.uint32, or np.uint64 for host arrays (more than 2^32 - 1 components).
     """
     _check_device(device)
     threads = _check_threads(threads)
@@ -129,7 +131,7 @@ def _label(array, arrays, connectivity, device, algorithm, threads, measure, bin
                  "connected_components_batch)")
     connectivity = _connectivity(array.ndim, connectivity)
     label_map = binary_image is False or (binary_image is None and arrays.kind(array) != "b")
-    labels = arrays.empty(tuple(array.shape), np.uint32)
+    labels = arrays.empty(tuple(array.shape), label_dtype)
     if label_map:
         values = arrays.label_map(array)
         result = _volccl.label_map_into(values, labels, 0, connectivity, algorithm, device,
@@ -167,9 +169,13 @@ def connected_components(arr, connectivity=26, out_dtype=None, return_N=False, b
     """
     out_dtype = _out_dtype(out_dtype)
     array, arrays = arrays_for(arr)
+    # 64-bit labels in host memory are written as such, so that more than 2^32 - 1 components
+    # are numbered.
+    wide = out_dtype is _UINT64 and isinstance(arrays, HostArrays) and not statistics
     with arrays.device_scope():
         labels, result = _label(array, arrays, connectivity, device, algorithm, threads,
-                                measure=statistics, binary_image=binary_image)
+                                measure=statistics, binary_image=binary_image,
+                                label_dtype=np.uint64 if wide else np.uint32)
         count = result["count"]
         returned = [arrays.restore(_as_out_dtype(arrays, labels, out_dtype, count))]
         if return_N:
