@@ -174,10 +174,11 @@ class GenerateCommand : public Command {
     CheckOutputHoldsVolume(request.output, extent.z);
     // Sides whose product overflows, or more voxels than a label image numbers, are refused
     // before any memory is taken.
-    if (extent.x > max_voxel_count || extent.y > max_voxel_count || extent.z > max_voxel_count ||
-        extent.x * extent.y > max_voxel_count || extent.voxel_count() > max_voxel_count) {
+    if (extent.x > max_slab_voxel_count || extent.y > max_slab_voxel_count ||
+        extent.z > max_slab_voxel_count || extent.x * extent.y > max_slab_voxel_count ||
+        extent.voxel_count() > max_slab_voxel_count) {
       throw CommandError("--size " + extent.to_string() + ": volccl labels at most " +
-                         std::to_string(max_voxel_count) + " voxels (2^32 - 2)");
+                         std::to_string(max_slab_voxel_count) + " voxels (2^32 - 2)");
     }
     data::Volume volume;
     if (request.kind == "random") {

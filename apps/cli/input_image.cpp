@@ -194,14 +194,15 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
     throw CommandError(information.named + " has a side of 0 voxels (" + extent.to_string() +
                        "): there is nothing to label");
   }
-  const bool too_many = extent.x > volccl::max_voxel_count || extent.y > volccl::max_voxel_count ||
-                        extent.z > volccl::max_voxel_count ||
-                        extent.x * extent.y > volccl::max_voxel_count ||
-                        extent.voxel_count() > volccl::max_voxel_count;
+  const bool too_many = extent.x > volccl::max_slab_voxel_count ||
+                        extent.y > volccl::max_slab_voxel_count ||
+                        extent.z > volccl::max_slab_voxel_count ||
+                        extent.x * extent.y > volccl::max_slab_voxel_count ||
+                        extent.voxel_count() > volccl::max_slab_voxel_count;
   if (too_many) {
     throw CommandError(information.named + " has " + extent.to_string() +
-                       " voxels; volccl labels at most " + std::to_string(volccl::max_voxel_count) +
-                       " voxels (2^32 - 2)");
+                       " voxels; volccl labels at most " +
+                       std::to_string(volccl::max_slab_voxel_count) + " voxels (2^32 - 2)");
   }
   // Every slice is checked, its voxels included, before any is read: ITK's series reader would
   // take the first slice's pixel type for all of them.

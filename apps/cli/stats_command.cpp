@@ -88,10 +88,10 @@ int MeasureAndWrite(const InputInformation& information, const StatsRequest& req
   std::uint32_t largest = 0;
   for (std::size_t i = 0; i < voxels; ++i) {
     const double value = values->GetBufferPointer()[i];
-    if (!(value >= 0 && value <= max_voxel_count && value == std::floor(value))) {
+    if (!(value >= 0 && value <= max_slab_voxel_count && value == std::floor(value))) {
       throw CommandError(information.named + " holds the value " + std::to_string(value) +
                          ", which is not a label (labels are integers from 0 to " +
-                         std::to_string(max_voxel_count) + ")");
+                         std::to_string(max_slab_voxel_count) + ")");
     }
     const auto label = static_cast<std::uint32_t>(value);
     labels->GetBufferPointer()[i] = label;
