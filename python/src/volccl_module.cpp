@@ -178,8 +178,8 @@ nb::dict label_result(const volccl::LabelResult& result) {
 template <typename Array>
 nb::dict label_input_into(const Array& array, const volccl::LabelInput& input,
                           const AnyLabelArray& labels, int connectivity,
-                          const std::string& algorithm, const std::string& device,
-                          unsigned threads, std::uintptr_t stream, bool measure) {
+                          const std::string& algorithm, const std::string& device, unsigned threads,
+                          std::uintptr_t stream, bool measure) {
   require_same_place(array, labels);
   const Memory memory = memory_of(array, input.label_map ? "the label map" : "the mask");
   const volccl::Extent3 extent = extent_of(array, 0);
@@ -209,8 +209,8 @@ nb::dict label_input_into(const Array& array, const volccl::LabelInput& input,
     nb::gil_scoped_release unlocked;
     if (measure) {
       volccl::cuda::DeviceMoments table;
-      result = volccl::cuda::label(input, extent, static_cast<std::uint32_t*>(labels.data()),
-                                   table, options, stream_pointer(stream));
+      result = volccl::cuda::label(input, extent, static_cast<std::uint32_t*>(labels.data()), table,
+                                   options, stream_pointer(stream));
       moments = table.to_host();
     } else {
       result = volccl::cuda::label(input, extent, static_cast<std::uint32_t*>(labels.data()),
