@@ -44,12 +44,6 @@ std::string coordinates(std::uint64_t index, Extent3 extent) {
          std::to_string(index / (extent.x * extent.y)) + ")";
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 double StepTimings::*const kAllSteps[] = {
     &StepTimings::allocation_ms,     &StepTimings::upload_ms,      &StepTimings::initialization_ms,
     &StepTimings::merge_ms,          &StepTimings::compression_ms, &StepTimings::relabel_ms,

@@ -21,12 +21,14 @@
 #include <vector>
 
 #include "bench_volumes.h"
+#include "timed_runs.h"
 #include "volccl/data/generators.h"
 #include "volccl/volccl.h"
 
 namespace {
 
 using volccl::Extent3;
+using volccl::bench::median;
 
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
@@ -34,20 +36,14 @@ void check(cudaError_t status, const char* what) {
   }
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<std::string> split(const std::string& text) {
+std::vector<std::string> split(const std::string& text, char separator = ',') {
   std::vector<std::string> parts;
   std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, ',');) {
+  for (std::string part; std::getline(stream, part, separator);) {
     if (!part.empty()) parts.push_back(part);
   }
   return parts;
@@ -84,12 +80,7 @@ PinnedBandwidth measure_pinned_bandwidth() {
 
 // "random-SIDE-dD-gG" or "connectomics-SIDE" (the 512^3 segmentation's non-zero voxels, tiled).
 volccl::data::Volume make_volume(const std::string& name, const std::string& connectomics) {
-  const std::vector<std::string> parts = [&] {
-    std::vector<std::string> found;
-    std::stringstream stream(name);
-    for (std::string part; std::getline(stream, part, '-');) found.push_back(part);
-    return found;
-  }();
+  const std::vector<std::string> parts = split(name, '-');
   if (parts.size() == 4 && parts[0] == "random") {
     const std::uint64_t side = std::stoull(parts[1]);
     const double density = std::stod(parts[2].substr(1)) / 100;

@@ -1,6 +1,7 @@
 // The measurements `volccl bench` takes of one algorithm on one volume, whichever the device.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "volccl/types.h"
@@ -20,5 +21,12 @@ struct TransferRuns {
   std::vector<double> upload_ms;
   std::vector<double> download_ms;
 };
+
+// The median of timed runs (of at least one).
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
 
 }  // namespace volccl::bench

@@ -31,6 +31,10 @@ LabelResult label_whole_on_cpu(const LabelInput& input, Extent3 extent, std::uin
                                const LabelOptions& options,
                                std::vector<ComponentMoments>* statistics);
 
+// The most voxels label() hands one labeler: max_slab_voxel_count, or fewer where
+// LabelOptions::slab_voxels asks for smaller slabs.
+std::uint64_t slab_voxel_limit(const LabelOptions& options);
+
 // The CPU labeling of a volume slab by slab (dispatch/slab_labeling.cpp): any size label()
 // takes, labels of either width.
 template <class Label>

@@ -1,4 +1,5 @@
 // volccl::label: checks the request, picks the backend and calls it.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -189,15 +190,16 @@ LabelResult label_whole_on_cpu(const LabelInput& input, Extent3 extent, std::uin
 
 }  // namespace detail
 
-namespace {
+namespace detail {
 
-// Whether the CPU labels a volume into 32-bit labels in one piece: it has few enough voxels for
-// one labeler, and no smaller slabs were asked for.
-bool whole_on_cpu(Extent3 extent, const LabelOptions& options) {
-  const std::uint64_t voxels = extent.voxel_count();
-  return voxels <= max_slab_voxel_count &&
-         (options.slab_voxels == 0 || options.slab_voxels >= voxels);
+std::uint64_t slab_voxel_limit(const LabelOptions& options) {
+  return options.slab_voxels == 0 ? max_slab_voxel_count
+                                  : std::min(options.slab_voxels, max_slab_voxel_count);
 }
+
+}  // namespace detail
+
+namespace {
 
 template <class Label>
 LabelResult label_on_host(const LabelInput& input, Extent3 extent, Label* labels,
@@ -211,7 +213,7 @@ LabelResult label_on_host(const LabelInput& input, Extent3 extent, Label* labels
   }
 #endif
   if constexpr (sizeof(Label) == 4) {
-    if (whole_on_cpu(extent, options)) {
+    if (extent.voxel_count() <= detail::slab_voxel_limit(options)) {
       return detail::label_whole_on_cpu(input, extent, labels, options, statistics);
     }
   }

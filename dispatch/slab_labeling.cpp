@@ -31,10 +31,7 @@ LabelResult label_slabs_on_cpu(const LabelInput& input, Extent3 extent, Label* l
                                const LabelOptions& options,
                                std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
-  const std::uint64_t slab_voxels = options.slab_voxels == 0
-                                        ? max_slab_voxel_count
-                                        : std::min(options.slab_voxels, max_slab_voxel_count);
-  const SlabPlan plan = plan_slabs(extent, slab_voxels);
+  const SlabPlan plan = plan_slabs(extent, slab_voxel_limit(options));
   const unsigned threads = resolve_thread_count(options.cpu_threads, extent.voxel_count());
   SlabMerge merge(plan, options.connectivity, input);
   LabelResult result;

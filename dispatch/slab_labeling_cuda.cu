@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "dispatch/dispatch.h"
@@ -207,16 +208,15 @@ class SlabStreamer {
     if (one_slab) one_slab_count_ = part.component_count;
     const bool keeps_local = one_slab || merge_.keeps_local_labels(s);
     std::vector<std::uint64_t> finals;
-    if (!keeps_local || statistics_ != nullptr) {
-      finals = one_slab ? identity(part.component_count) : merge_.final_labels(s, 0);
+    if (!one_slab && (!keeps_local || statistics_ != nullptr)) {
+      finals = merge_.final_labels(s, 0);
     }
     const std::uint64_t voxels = plan_.voxels(s);
     DeviceBuffer<std::uint64_t> table(keeps_local ? 0 : finals.size(), stream.stream,
                                       "a slab's final labels");
-    if (!keeps_local) {
-      VOLCCL_CUDA_CHECK(cudaMemcpyAsync(table.data(), finals.data(), table.bytes(),
-                                        cudaMemcpyHostToDevice, stream.stream));
-    }
+    // A slab's table holds up to a label per voxel: as large as its labels, so staged as they are.
+    if (!keeps_local)
+      stream.staging->upload(table.data(), finals.data(), table.bytes(), stream.stream);
     Label* out = reinterpret_cast<Label*>(stream.local.data());
     if constexpr (sizeof(Label) != sizeof(std::uint32_t)) out = stream.wide.data();
     if (!keeps_local || sizeof(Label) != sizeof(std::uint32_t)) {
@@ -229,18 +229,15 @@ class SlabStreamer {
     stream.staging->download(labels_ + plan_.first_voxel(s), out, voxels * sizeof(Label),
                              stream.stream);
     if (statistics_ != nullptr) {
-      const std::vector<ComponentMoments> rows = moments.to_host();
+      std::vector<ComponentMoments> rows = moments.to_host();
       const std::lock_guard<std::mutex> lock(mutex_);
-      // One slab's count is known only now.
-      if (one_slab) statistics_->assign(part.component_count, ComponentMoments{});
-      add_slab_moments(*statistics_, rows, finals, plan_, s);
+      // One slab's rows are the volume's already.
+      if (one_slab) {
+        *statistics_ = std::move(rows);
+      } else {
+        add_slab_moments(*statistics_, rows, finals, plan_, s);
+      }
     }
-  }
-
-  static std::vector<std::uint64_t> identity(std::uint64_t count) {
-    std::vector<std::uint64_t> table(count + 1);
-    for (std::uint64_t l = 0; l <= count; ++l) table[l] = l;
-    return table;
   }
 
   LabelInput input_;
@@ -263,13 +260,15 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
                                  const LabelOptions& options,
                                  std::vector<ComponentMoments>* statistics) {
   const std::uint64_t voxels = extent.voxel_count();
-  const std::uint64_t budget = memory_budget(options);
   const double per_voxel = slab_bytes_per_voxel(input, options, sizeof(Label), statistics);
   reset_peak_device_memory();
   if constexpr (sizeof(Label) == sizeof(std::uint32_t)) {
-    const bool whole = voxels <= max_slab_voxel_count &&
-                       (options.slab_voxels == 0 || options.slab_voxels >= voxels) &&
-                       per_voxel * static_cast<double>(voxels) <= static_cast<double>(budget);
+    // A volume that needs less than the reserve is labeled whole without asking the device what
+    // it has free, a query that would show on small images.
+    const double need = per_voxel * static_cast<double>(voxels);
+    const bool small = options.max_gpu_memory == 0 && need <= kReservedBytes;
+    const bool whole = voxels <= slab_voxel_limit(options) &&
+                       (small || need <= static_cast<double>(memory_budget(options)));
     if (whole) {
       try {
         LabelResult result = label_whole_through_device(input, extent, labels, options, statistics);
@@ -281,12 +280,10 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
     }
   }
   // Two slabs in flight share the budget.
-  const std::uint64_t now_available = std::min(budget, memory_budget(options));
+  const std::uint64_t now_available = memory_budget(options);
   const auto usable = static_cast<double>(now_available);
-  std::uint64_t slab_voxels = static_cast<std::uint64_t>(usable / (kSlabStreams * per_voxel));
-  slab_voxels = std::min(slab_voxels, max_slab_voxel_count);
-  if (options.slab_voxels != 0) slab_voxels = std::min(slab_voxels, options.slab_voxels);
-  const SlabPlan plan = plan_slabs(extent, std::max<std::uint64_t>(slab_voxels, 1));
+  const auto fitting = static_cast<std::uint64_t>(usable / (kSlabStreams * per_voxel));
+  const SlabPlan plan = plan_slabs(extent, std::min(fitting, slab_voxel_limit(options)));
   if (static_cast<double>(plan.voxels(0)) * kSlabStreams * per_voxel > usable) {
     throw OutOfDeviceMemory("volccl: a slab of one slice of " + extent.to_string() +
                                 " needs more device memory than the " +

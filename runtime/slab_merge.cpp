@@ -53,14 +53,13 @@ LabelInput slab_input(const LabelInput& input, const SlabPlan& plan, std::uint64
   return part;
 }
 
-SlabPlan plan_slabs(Extent3 extent, std::uint64_t max_slab_voxels, std::uint64_t slice_multiple) {
+SlabPlan plan_slabs(Extent3 extent, std::uint64_t max_slab_voxels) {
   SlabPlan plan;
   plan.extent = extent;
   plan.slices = plan.along_y() ? extent.y : extent.z;
   plan.slice_voxels = plan.along_y() ? extent.x : extent.x * extent.y;
-  std::uint64_t depth = std::max<std::uint64_t>(1, max_slab_voxels / plan.slice_voxels);
-  if (depth > slice_multiple) depth -= depth % slice_multiple;
-  plan.depth = std::min(depth, plan.slices);
+  plan.depth =
+      std::min(std::max<std::uint64_t>(1, max_slab_voxels / plan.slice_voxels), plan.slices);
   return plan;
 }
 

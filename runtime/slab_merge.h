@@ -40,10 +40,8 @@ struct SlabPlan {
 // The part of `input` (host or device memory) that slab `slab` of `plan` reads.
 LabelInput slab_input(const LabelInput& input, const SlabPlan& plan, std::uint64_t slab);
 
-// The plan with the thickest slabs of at most `max_slab_voxels` voxels (at least one slice, a
-// multiple of `slice_multiple` slices where thicker than that).
-SlabPlan plan_slabs(Extent3 extent, std::uint64_t max_slab_voxels,
-                    std::uint64_t slice_multiple = 1);
+// The plan with the thickest slabs of at most `max_slab_voxels` voxels (at least one slice).
+SlabPlan plan_slabs(Extent3 extent, std::uint64_t max_slab_voxels);
 
 // Joins the slabs' components across their faces and numbers them. add_slab() for every slab
 // (from any thread, each slab once), then join(), then final labels by slab.

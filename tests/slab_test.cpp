@@ -40,9 +40,9 @@ TEST(SlabPlan, CutsVolumesPastTwoToTheThirtyTwoVoxels) {
   EXPECT_EQ(image.first_voxel(1), std::uint64_t{65535} * 65536);
   EXPECT_EQ(image.slab_extent(1), (Extent3{65536, 2, 1}));
 
-  EXPECT_EQ(detail::plan_slabs({10, 10, 100}, 1000, 4).depth, 8u);
-  EXPECT_EQ(detail::plan_slabs({10, 10, 100}, 350, 4).depth, 3u);
-  EXPECT_EQ(detail::plan_slabs({10, 10, 100}, 5, 4).depth, 1u);  // never less than a slice
+  EXPECT_EQ(detail::plan_slabs({10, 10, 100}, 1000).depth, 10u);
+  EXPECT_EQ(detail::plan_slabs({10, 10, 100}, 350).depth, 3u);
+  EXPECT_EQ(detail::plan_slabs({10, 10, 100}, 5).depth, 1u);  // never less than a slice
   EXPECT_EQ(detail::plan_slabs({10, 10, 7}, 100000).count(), 1u);
 }
 
