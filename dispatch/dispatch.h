@@ -42,7 +42,7 @@ LabelResult label_slabs_on_cpu(const LabelInput& input, Extent3 extent, Label* l
                                const LabelOptions& options,
                                std::vector<ComponentMoments>* statistics);
 
-// Throws InvalidArgument when `component_count` components do not fit labels of `Label`.
+// Throws TooManyComponents when `component_count` components do not fit labels of `Label`.
 template <class Label>
 void require_label_width(std::uint64_t component_count, const char* caller);
 

@@ -17,9 +17,10 @@ namespace volccl::detail {
 template <class Label>
 void require_label_width(std::uint64_t component_count, const char* caller) {
   if (component_count > std::numeric_limits<Label>::max()) {
-    throw InvalidArgument(std::string(caller) + ": " + std::to_string(component_count) +
-                          " components do not fit " + std::to_string(8 * sizeof(Label)) +
-                          "-bit labels; label into std::uint64_t labels");
+    throw TooManyComponents(std::string(caller) + ": " + std::to_string(component_count) +
+                                " components do not fit " + std::to_string(8 * sizeof(Label)) +
+                                "-bit labels; label into std::uint64_t labels",
+                            component_count);
   }
 }
 

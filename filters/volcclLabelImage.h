@@ -28,14 +28,16 @@
 
 namespace volccl {
 
-template <unsigned VDimension>
-using LabelImageType = itk::Image<std::uint32_t, VDimension>;
+// The labels: 32-bit unless TLabel asks for 64, which takes more than 2^32 - 1 components.
+template <unsigned VDimension, typename TLabel = std::uint32_t>
+using LabelImageType = itk::Image<TLabel, VDimension>;
 
 // The labels written by LabelImage and how volccl computed them; LabelAndMeasureImage also
 // fills Moments (row i: label i + 1) and Geometry, the image's index-to-physical mapping.
-template <unsigned VDimension>
+template <unsigned VDimension, typename TLabel = std::uint32_t>
 struct LabeledImage {
-  typename LabelImageType<VDimension>::Pointer Labels;  // 0 background, 1..Result.component_count
+  // 0 background, 1..Result.component_count
+  typename LabelImageType<VDimension, TLabel>::Pointer Labels;
   LabelResult Result;
   std::vector<ComponentMoments> Moments;
   ImageGeometry Geometry;
@@ -76,58 +78,62 @@ using FixedWidthOf = std::conditional_t<
                            std::conditional_t<sizeof(TPixel) == 4, std::uint32_t, std::uint64_t>>>>;
 
 // LabelImage, and with `measure` the moments of every component.
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
-                                    const LabelOptions& options, TPixel background, bool measure,
-                                    bool each_value = false);
+template <typename TLabel, typename TPixel, unsigned VDimension>
+LabeledImage<VDimension, TLabel> LabelImage(const itk::Image<TPixel, VDimension>* image,
+                                            const LabelOptions& options, TPixel background,
+                                            bool measure, bool each_value = false);
 
 }  // namespace detail
 
 // Labels every voxel of the buffered region of `image` whose value differs from `background`.
 // The label image has the same region, spacing, origin and direction as `image`. Throws
 // itk::ExceptionObject for a null image and lets volccl::Error (bad size or options, no CUDA
-// device, GPU out of memory) propagate.
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
-                                    const LabelOptions& options = {},
-                                    TPixel background = TPixel{}) {
-  return detail::LabelImage(image, options, background, false);
+// device, GPU out of memory, TooManyComponents for 32-bit labels) propagate. LabelImage<
+// std::uint64_t>(image) writes 64-bit labels.
+template <typename TLabel = std::uint32_t, typename TPixel, unsigned VDimension>
+LabeledImage<VDimension, TLabel> LabelImage(const itk::Image<TPixel, VDimension>* image,
+                                            const LabelOptions& options = {},
+                                            TPixel background = TPixel{}) {
+  return detail::LabelImage<TLabel>(image, options, background, false);
 }
 
 // LabelImage, and the moments of every component (volccl/statistics.h) gathered by
 // options.statistics_strategy, timed as Result.timings.statistics_ms.
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelAndMeasureImage(const itk::Image<TPixel, VDimension>* image,
-                                              const LabelOptions& options = {},
-                                              TPixel background = TPixel{}) {
-  return detail::LabelImage(image, options, background, true);
+template <typename TLabel = std::uint32_t, typename TPixel, unsigned VDimension>
+LabeledImage<VDimension, TLabel> LabelAndMeasureImage(const itk::Image<TPixel, VDimension>* image,
+                                                      const LabelOptions& options = {},
+                                                      TPixel background = TPixel{}) {
+  return detail::LabelImage<TLabel>(image, options, background, true);
 }
 
 // Labels a label map (integer pixels): every connected region of equal value other than
 // `background` is a component, numbered in raster order of its first voxel as
 // cc3d.connected_components and skimage.measure.label number them. options.algorithm must take
 // label maps (volccl::supports_label_maps; `automatic` picks one).
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelEachValue(const itk::Image<TPixel, VDimension>* image,
-                                        const LabelOptions& options = {},
-                                        TPixel background = TPixel{}) {
-  return detail::LabelImage(image, options, background, false, true);
+template <typename TLabel = std::uint32_t, typename TPixel, unsigned VDimension>
+LabeledImage<VDimension, TLabel> LabelEachValue(const itk::Image<TPixel, VDimension>* image,
+                                                const LabelOptions& options = {},
+                                                TPixel background = TPixel{}) {
+  return detail::LabelImage<TLabel>(image, options, background, false, true);
 }
 
 // LabelEachValue, and the moments of every component.
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelAndMeasureEachValue(const itk::Image<TPixel, VDimension>* image,
-                                                  const LabelOptions& options = {},
-                                                  TPixel background = TPixel{}) {
-  return detail::LabelImage(image, options, background, true, true);
+template <typename TLabel = std::uint32_t, typename TPixel, unsigned VDimension>
+LabeledImage<VDimension, TLabel> LabelAndMeasureEachValue(
+    const itk::Image<TPixel, VDimension>* image, const LabelOptions& options = {},
+    TPixel background = TPixel{}) {
+  return detail::LabelImage<TLabel>(image, options, background, true, true);
 }
 
 namespace detail {
 
-template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
-                                    const LabelOptions& options, TPixel background, bool measure,
-                                    bool each_value) {
+template <typename TLabel, typename TPixel, unsigned VDimension>
+LabeledImage<VDimension, TLabel> LabelImage(const itk::Image<TPixel, VDimension>* image,
+                                            const LabelOptions& options, TPixel background,
+                                            bool measure, bool each_value) {
+  static_assert(
+      std::is_same<TLabel, std::uint32_t>::value || std::is_same<TLabel, std::uint64_t>::value,
+      "volccl writes 32-bit or 64-bit labels");
   static_assert(std::is_arithmetic<TPixel>::value,
                 "volccl::LabelImage needs an image of scalar pixels");
   static_assert(VDimension == 2 || VDimension == 3, "volccl labels 2D images and 3D volumes");
@@ -139,8 +145,8 @@ LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
                        VDimension == 3 ? region.GetSize(VDimension - 1) : 1};
   validate(extent, options);
 
-  LabeledImage<VDimension> labeled;
-  labeled.Labels = LabelImageType<VDimension>::New();
+  LabeledImage<VDimension, TLabel> labeled;
+  labeled.Labels = LabelImageType<VDimension, TLabel>::New();
   labeled.Labels->SetRegions(region);
   labeled.Labels->SetSpacing(image->GetSpacing());
   labeled.Labels->SetOrigin(image->GetOrigin());
@@ -149,7 +155,7 @@ LabeledImage<VDimension> LabelImage(const itk::Image<TPixel, VDimension>* image,
   labeled.Geometry = GeometryOf(image);
 
   const TPixel* pixels = image->GetBufferPointer();
-  std::uint32_t* labels = labeled.Labels->GetBufferPointer();
+  TLabel* labels = labeled.Labels->GetBufferPointer();
   if (each_value) {
     if constexpr (std::is_integral<TPixel>::value && !std::is_same<TPixel, bool>::value) {
       using Fixed = FixedWidthOf<TPixel>;

@@ -60,6 +60,12 @@ step "GPU memory held by another process: slabs, with the CPU's labels" \
   python3 tests/cli/gpu_memory_check.py --volccl "$bin/volccl" --workdir "$out/memory"
 step "volumes past 2^32 voxels and 2^32 components (about 80 GB of host memory)" \
   env VOLCCL_LARGE_TESTS=1 "$bin/volccl_tests" --gtest_brief=1 --gtest_filter='LargeVolumes.*'
+# nibabel and cc3d: the GPU machine has neither; DEVELOPERS.md says how to carry their wheels.
+step "command line: NIfTI-2 files against nibabel, files past 4 GiB against scipy" \
+  bash -c "python3 tests/cli/file_sizes_check.py --volccl '$bin/volccl' --device cuda nifti2 &&
+           python3 tests/cli/file_sizes_check.py --volccl '$bin/volccl' --device cuda past-4gib"
+step "command line: a volume past 2^32 voxels against cc3d (about 80 GB of memory, 44 GB of disk)" \
+  python3 tests/cli/file_sizes_check.py --volccl "$bin/volccl" --device cuda past-2to32
 step "slabs under a memory budget against the copy floor" "$bin/volccl-slab-bench" \
   --volumes random-512-d30-g4,random-2048-d30-g4 --connectivity 26,6 --runs 3 \
   --budget 17179869184

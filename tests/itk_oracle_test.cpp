@@ -501,11 +501,19 @@ template <typename TPixel>
     return ::testing::AssertionFailure()
            << ours.Result.component_count << " components, ITK " << their_count;
   }
+  // The same into 64-bit labels (LabelEachValue<std::uint64_t>).
+  const LabeledImage<3, std::uint64_t> wide =
+      LabelEachValue<std::uint64_t>(values.GetPointer(), options);
+  if (wide.Result.component_count != their_count) {
+    return ::testing::AssertionFailure()
+           << wide.Result.component_count << " components in 64-bit labels, ITK " << their_count;
+  }
   for (std::size_t i = 0; i < voxels; ++i) {
-    if (ours.Labels->GetBufferPointer()[i] != theirs[i]) {
+    if (ours.Labels->GetBufferPointer()[i] != theirs[i] ||
+        wide.Labels->GetBufferPointer()[i] != theirs[i]) {
       return ::testing::AssertionFailure()
-             << "voxel " << i << ": " << ours.Labels->GetBufferPointer()[i] << ", ITK "
-             << theirs[i];
+             << "voxel " << i << ": " << ours.Labels->GetBufferPointer()[i] << ", in 64 bits "
+             << wide.Labels->GetBufferPointer()[i] << ", ITK " << theirs[i];
     }
   }
   return ::testing::AssertionSuccess();

@@ -244,7 +244,7 @@ TEST(LargeVolumes, MoreThanTwoToTheThirtyTwoComponents) {
   labels.reset();
   // 32-bit labels cannot number them: refused, once the count is known.
   const PoisonedLabels<std::uint32_t> narrow(extent.voxel_count());
-  EXPECT_THROW(label(mask.data(), extent, narrow.data.get(), options), InvalidArgument);
+  EXPECT_THROW(label(mask.data(), extent, narrow.data.get(), options), TooManyComponents);
 }
 
 }  // namespace

@@ -69,8 +69,12 @@ TEST(SlabLimits, LabelTakesUpToTwoToTheFortyVoxels) {
 
 TEST(SlabLimits, ThirtyTwoBitLabelsRefuseMoreComponents) {
   EXPECT_NO_THROW(detail::require_label_width<std::uint32_t>(0xFFFFFFFFu, "test"));
-  EXPECT_THROW(detail::require_label_width<std::uint32_t>(std::uint64_t{1} << 32, "test"),
-               InvalidArgument);
+  try {
+    detail::require_label_width<std::uint32_t>(std::uint64_t{1} << 32, "test");
+    ADD_FAILURE() << "2^32 components fit 32-bit labels";
+  } catch (const TooManyComponents& error) {
+    EXPECT_EQ(error.component_count(), std::uint64_t{1} << 32);
+  }
   EXPECT_NO_THROW(detail::require_label_width<std::uint64_t>(std::uint64_t{1} << 40, "test"));
 }
 

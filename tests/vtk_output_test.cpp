@@ -577,6 +577,30 @@ TEST_F(VtkOutputTest, SurfacesOfTwoComponentsCarryTheirLabels) {
   ExpectBoxSurfaces(files.surfaces, Oblique(), boxes);
 }
 
+// 64-bit labels: labels.vti holds them as uint64, and the surfaces are those of 32-bit ones.
+TEST_F(VtkOutputTest, WideLabelsAreWrittenAsTheyAre) {
+  const Extent3 extent{9, 8, 7};
+  const std::vector<Box> boxes = {{1, {0, 1, 1}, {3, 3, 4}}, {3, {4, 2, 0}, {7, 6, 6}}};
+  const std::vector<std::uint32_t> narrow = Paint(extent, boxes);
+  const std::vector<std::uint64_t> wide(narrow.begin(), narrow.end());
+  LabelVolume volume{nullptr, extent, 3, Oblique()};
+  volume.wide_labels = wide.data();
+  const WrittenFiles files =
+      volccl::vtk_output::write(directory_, volume, BoxShapes(boxes), {LabelData::point, true});
+  ExpectBoxSurfaces(files.surfaces, Oblique(), boxes);
+  const vtkSmartPointer<vtkImageData> image = ReadImage(files.image);
+  vtkDataArray* labels = image->GetPointData()->GetScalars();
+  ASSERT_NE(labels, nullptr);
+  EXPECT_EQ(labels->GetDataType(), VTK_TYPE_UINT64);
+  ASSERT_EQ(labels->GetNumberOfTuples(), static_cast<vtkIdType>(wide.size()));
+  for (std::size_t i = 0; i < wide.size(); ++i) {
+    ASSERT_EQ(labels->GetComponent(static_cast<vtkIdType>(i), 0), wide[i]) << "voxel " << i;
+  }
+
+  volume.labels = narrow.data();  // both: refused
+  EXPECT_THROW(volccl::vtk_output::write(directory_, volume, {}, {}), std::invalid_argument);
+}
+
 TEST_F(VtkOutputTest, SurfacesOfA2dImageAreClosedContours) {
   const Extent3 extent{9, 7, 1};
   // A rectangle inside, and one in a corner.

@@ -14,6 +14,8 @@
 
 #include <zlib.h>
 
+#include "nifti2_image_io.h"
+
 namespace volccl::cli {
 namespace {
 
@@ -333,14 +335,6 @@ NiftiHeader ReadNiftiHeader(const fs::path& file) {
     header.valid = true;
   }
   return header;
-}
-
-bool IsNiftiName(const fs::path& file) {
-  const std::string name = Lowered(file.filename().string());
-  const auto ends = [&](const std::string& end) {
-    return name.size() > end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0;
-  };
-  return ends(".nii") || ends(".nii.gz");
 }
 
 // GzipBytes of a .nii.gz, expanded once although it is checked before and after ITK reads its

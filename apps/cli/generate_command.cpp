@@ -13,8 +13,8 @@
 
 #include "command_support.h"
 #include "commands.h"
+#include "image_writer.h"
 #include "itkImage.h"
-#include "itkImageFileWriter.h"
 #include "volccl/data/generators.h"
 #include "volccl/data/ridge.h"
 #include "volccl/error.h"
@@ -54,7 +54,7 @@ void WriteMask(const data::Volume& volume, const fs::path& output, bool force) {
   std::copy(volume.voxels.begin(), volume.voxels.end(), image->GetBufferPointer());
   const StagingDirectory staging(DirectoryOf(output), output.filename());
   try {
-    itk::WriteImage(image.GetPointer(), staging.Staged(output.filename()).string());
+    WriteImageFile(image.GetPointer(), staging.Staged(output.filename()));
   } catch (const itk::ExceptionObject& error) {
     throw CommandError("cannot write OUTPUT " + Quoted(output) + ": " + error.GetDescription());
   }

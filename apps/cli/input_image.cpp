@@ -11,14 +11,21 @@
 
 #include "file_checks.h"
 #include "itkImageIOFactory.h"
+#include "nifti2_image_io.h"
 #include "volccl/volccl.h"
 
 namespace volccl::cli {
 namespace {
 
+// ITK's ImageIO for `file`, or for a NIfTI-2 file that ITK does not read, ours.
 itk::ImageIOBase::Pointer ImageIOFor(const fs::path& file) {
-  return itk::ImageIOFactory::CreateImageIO(file.c_str(),
-                                            itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  itk::ImageIOBase::Pointer io = itk::ImageIOFactory::CreateImageIO(
+      file.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  if (!io) {
+    auto nifti2 = Nifti2ImageIO::New();
+    if (nifti2->CanReadFile(file.c_str())) io = nifti2;
+  }
+  return io;
 }
 
 // MemAvailable of /proc/meminfo, else the free physical pages; 0 when neither is known.
@@ -194,15 +201,17 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
     throw CommandError(information.named + " has a side of 0 voxels (" + extent.to_string() +
                        "): there is nothing to label");
   }
-  const bool too_many = extent.x > volccl::max_slab_voxel_count ||
-                        extent.y > volccl::max_slab_voxel_count ||
-                        extent.z > volccl::max_slab_voxel_count ||
-                        extent.x * extent.y > volccl::max_slab_voxel_count ||
-                        extent.voxel_count() > volccl::max_slab_voxel_count;
+  // One factor at a time, so that no product wraps. An image (z of 1) is cut into rows, a
+  // volume into x*y slices.
+  const std::uint64_t most = volccl::max_slab_voxel_count;
+  const bool too_many = extent.x > most || extent.y > most || extent.z > most ||
+                        extent.x * extent.y > volccl::max_voxel_count / extent.z ||
+                        (extent.z > 1 && extent.x * extent.y > most);
   if (too_many) {
     throw CommandError(information.named + " has " + extent.to_string() +
-                       " voxels; volccl labels at most " +
-                       std::to_string(volccl::max_slab_voxel_count) + " voxels (2^32 - 2)");
+                       " voxels; volccl labels at most " + std::to_string(volccl::max_voxel_count) +
+                       " voxels (2^40), with at most " + std::to_string(most) +
+                       " (2^32 - 2) in each side and in each x*y slice of a volume");
   }
   // Every slice is checked, its voxels included, before any is read: ITK's series reader would
   // take the first slice's pixel type for all of them.
@@ -220,6 +229,14 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
   }
   information.bytes_per_voxel = ComponentBytes(information.component_type);
   return information;
+}
+
+void CheckMemoryAvailable(std::uint64_t needed, const std::string& what) {
+  const std::uint64_t available = AvailableMemoryBytes();
+  if (available != 0 && needed > available) {
+    throw CommandError(what + " need about " + GiB(needed) + " of memory; this machine has " +
+                       GiB(available) + " available");
+  }
 }
 
 void CheckReadable(const InputInformation& information, std::size_t extra_bytes_per_voxel) {

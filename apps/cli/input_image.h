@@ -44,6 +44,10 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
 // that holds fewer voxels than its header promises, which ITK's readers would fill with zeros.
 void CheckReadable(const InputInformation& information, std::size_t extra_bytes_per_voxel);
 
+// Refuses work that needs more than the memory this machine has available: `what` ("N
+// components in 64-bit labels") need `needed` bytes.
+void CheckMemoryAvailable(std::uint64_t needed, const std::string& what);
+
 // Reads the voxels as TImage (any scalar pixel type; ITK converts). NaN and infinite values
 // read as 0, background, whatever the format: ITK's NIfTI reader already turns them into 0,
 // MetaImage and NRRD would keep them.
@@ -53,7 +57,11 @@ typename TImage::Pointer ReadInputImage(const InputInformation& information) {
   try {
     const LibraryMessages quiet;
     if (information.slices.empty()) {
-      image = itk::ReadImage<TImage>(information.path.string());
+      auto reader = itk::ImageFileReader<TImage>::New();
+      reader->SetFileName(information.path.string());
+      reader->SetImageIO(information.io);  // the one that read the header, NIfTI-2's included
+      reader->Update();
+      image = reader->GetOutput();
     } else {
       auto reader = itk::ImageSeriesReader<TImage>::New();
       reader->SetFileNames(information.slices);

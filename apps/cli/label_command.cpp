@@ -22,12 +22,13 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "command_support.h"
 #include "commands.h"
+#include "image_writer.h"
 #include "input_image.h"
-#include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "stats_table.h"
 #include "volccl/detail/json_string.h"
@@ -431,8 +432,9 @@ void AddOptions(CLI::App& label, LabelRequest& request) {
                  "RelabelComponentImageFilter; without it, in raster order of their first voxel");
   label
       .add_option("--output-type", request.output_type,
-                  "Voxel type of OUTPUT: auto picks the narrowest of uint8, uint16 and uint32 "
-                  "that holds every label; a type too narrow for the labels is an error")
+                  "Voxel type of OUTPUT: auto picks the narrowest of uint8, uint16, uint32 and "
+                  "uint64 that holds every label; a type too narrow for the labels is an error. "
+                  "uint64 also labels in 64 bits (8 bytes a voxel in memory, not 4)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uint8", "uint16", "uint32", "uint64"}));
 
@@ -543,6 +545,19 @@ void CheckVtkDirectory(const fs::path& directory, const fs::path& input, bool fo
   }
 }
 
+// VTK counts an image's points along a side in an int, and the scene adds up to two to the
+// voxels (cell data, the surfaces' padding).
+void CheckVtkHoldsVolume(const LabelRequest& request, const Extent3& extent) {
+  const std::uint64_t largest = std::max({extent.x, extent.y, extent.z});
+  const std::uint64_t most = std::numeric_limits<int>::max() - 2;
+  if (largest > most) {
+    throw CommandError("--vtk " + Quoted(request.vtk) + ": INPUT " + Quoted(request.input) +
+                       " has a side of " + std::to_string(largest) +
+                       " voxels, more than VTK's image data holds (" + std::to_string(most) +
+                       "); write OUTPUT and --stats without --vtk");
+  }
+}
+
 // The connectivity to label INPUT with: the one asked for, else 8 for a 2D image or a one-slice
 // volume and 26 for other volumes. Refuses volume connectivities on a 2D file and anything the
 // library refuses for this extent (4 or 8 on a volume, ha4 on a volume).
@@ -589,21 +604,45 @@ typename MaskImage<VDimension>::Pointer Binarize(const itk::Image<TPixel, VDimen
   return mask;
 }
 
+// The labels, 32-bit or (more than 2^32 - 1 components, or --output-type uint64) 64-bit.
+template <unsigned VDimension>
+using AnyLabeledImage =
+    std::variant<LabeledImage<VDimension, std::uint32_t>, LabeledImage<VDimension, std::uint64_t>>;
+
 // Labels `image`'s non-zero voxels, or with `each_value` its regions of equal value other than
-// `background`, on the CPU when the device is auto and the GPU has too little memory.
+// `background`, on the CPU when the device is auto and the GPU has too little memory. Into
+// 64-bit labels when `wide`, else into 32-bit ones, and again into 64-bit ones when the
+// components outnumber those (a volume of more than 2^32 - 1 voxels).
 template <typename TPixel, unsigned VDimension>
-LabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimension>* image,
-                                           LabelOptions options, bool measure, bool quiet,
-                                           bool each_value = false, TPixel background = TPixel{}) {
-  try {
-    return detail::LabelImage(image, options, background, measure, each_value);
-  } catch (const OutOfDeviceMemory& error) {
-    if (options.backend != Backend::automatic) throw;
-    if (!quiet) {
-      std::cerr << "volccl: " << OneLine(error.what()) << "; labeling on the CPU instead\n";
+AnyLabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimension>* image,
+                                              LabelOptions options, bool measure, bool quiet,
+                                              bool wide, bool each_value = false,
+                                              TPixel background = TPixel{}) {
+  const auto label_into = [&](auto label_type) -> AnyLabeledImage<VDimension> {
+    using Label = decltype(label_type);
+    try {
+      return detail::LabelImage<Label>(image, options, background, measure, each_value);
+    } catch (const OutOfDeviceMemory& error) {
+      if (options.backend != Backend::automatic) throw;
+      if (!quiet) {
+        std::cerr << "volccl: " << OneLine(error.what()) << "; labeling on the CPU instead\n";
+      }
+      options.backend = Backend::cpu;
+      return detail::LabelImage<Label>(image, options, background, measure, each_value);
     }
-    options.backend = Backend::cpu;
-    return detail::LabelImage(image, options, background, measure, each_value);
+  };
+  if (wide) return label_into(std::uint64_t{});
+  try {
+    return label_into(std::uint32_t{});
+  } catch (const TooManyComponents& error) {
+    const std::uint64_t voxels = image->GetBufferedRegion().GetNumberOfPixels();
+    CheckMemoryAvailable(voxels * sizeof(std::uint64_t),
+                         std::to_string(error.component_count()) + " components in 64-bit labels");
+    if (!quiet) {
+      std::cerr << "volccl: " << error.component_count()
+                << " components need 64-bit labels; labeling again into them\n";
+    }
+    return label_into(std::uint64_t{});
   }
 }
 
@@ -634,8 +673,9 @@ TPixel ParseBackground(const std::string& text) {
 // keeps) once the components are final.
 template <unsigned VDimension>
 struct LabeledInput {
-  LabeledImage<VDimension> labeled;
-  std::function<vtk_output::ComponentValues(const std::uint32_t* labels, std::uint32_t count)>
+  AnyLabeledImage<VDimension> labeled;
+  std::function<vtk_output::ComponentValues(const AnyLabeledImage<VDimension>& labeled,
+                                            std::uint64_t count)>
       values_of;
 };
 
@@ -651,19 +691,24 @@ LabeledInput<VDimension> ReadAndLabel(const InputInformation& information,
       ReadInputImage<itk::Image<TPixel, VDimension>>(information);
   timings.read_ms = stopwatch.lap();
   const LabelOptions options = MakeLabelOptions(request);
+  const bool wide = ParseOutputType(request.output_type) == OutputType::uint64;
   const std::string labeling = request.Measures() ? "labeling and measuring" : "labeling";
   if (request.multi_label && request.foreground.rule == Foreground::Rule::nonzero) {
     if constexpr (std::is_integral<TPixel>::value) {
       progress.Start(labeling);
       LabeledInput<VDimension> result;
       result.labeled =
-          LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet, true,
-                            ParseBackground<TPixel>(request.background));
-      result.values_of = [image](const std::uint32_t* labels, std::uint32_t count) {
+          LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet, wide,
+                            true, ParseBackground<TPixel>(request.background));
+      result.values_of = [image](const AnyLabeledImage<VDimension>& labeled, std::uint64_t count) {
         const auto& size = image->GetBufferedRegion().GetSize();
         const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
-        const std::vector<TPixel> found =
-            component_values(image->GetBufferPointer(), extent, labels, count);
+        const std::vector<TPixel> found = std::visit(
+            [&](const auto& labels) {
+              return component_values(image->GetBufferPointer(), extent,
+                                      labels.Labels->GetBufferPointer(), count);
+            },
+            labeled);
         vtk_output::ComponentValues values;
         values.is_unsigned = !std::is_signed<TPixel>::value;
         values.values.assign(found.begin(), found.end());
@@ -677,7 +722,8 @@ LabeledInput<VDimension> ReadAndLabel(const InputInformation& information,
   }
   if (request.foreground.rule == Foreground::Rule::nonzero) {
     progress.Start(labeling);
-    return {LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet), {}};
+    return {LabelWithFallback(image.GetPointer(), options, request.Measures(), request.quiet, wide),
+            {}};
   }
   progress.Start(request.foreground.rule == Foreground::Rule::otsu ? "thresholding (Otsu)"
                                                                    : "selecting the foreground");
@@ -685,20 +731,22 @@ LabeledInput<VDimension> ReadAndLabel(const InputInformation& information,
   image = nullptr;  // frees the input before the labels are allocated
   timings.binarize_ms = stopwatch.lap();
   progress.Start(labeling);
-  return {LabelWithFallback(mask.GetPointer(), options, request.Measures(), request.quiet), {}};
+  return {LabelWithFallback(mask.GetPointer(), options, request.Measures(), request.quiet, wide),
+          {}};
 }
 
 // ---- writing ----------------------------------------------------------------------------------
 
 // The voxel type OUTPUT gets for `component_count` labels; refuses a forced type too narrow for
 // them, and a type PNG cannot hold (before the labeling, with a count of 0, for a forced one).
-OutputType ChooseOutputType(OutputType requested, std::uint32_t component_count,
+OutputType ChooseOutputType(OutputType requested, std::uint64_t component_count,
                             const fs::path& output) {
   OutputType type = requested;
   if (requested == OutputType::automatic) {
     type = component_count <= LargestValue(OutputType::uint8)    ? OutputType::uint8
            : component_count <= LargestValue(OutputType::uint16) ? OutputType::uint16
-                                                                 : OutputType::uint32;
+           : component_count <= LargestValue(OutputType::uint32) ? OutputType::uint32
+                                                                 : OutputType::uint64;
   } else if (component_count > LargestValue(requested)) {
     throw CommandError("--output-type " + std::string(ToString(requested)) + ": " +
                        std::to_string(component_count) + " labels do not fit (at most " +
@@ -715,26 +763,27 @@ OutputType ChooseOutputType(OutputType requested, std::uint32_t component_count,
   return type;
 }
 
-template <typename TValue, unsigned VDimension>
-void WriteLabelsAs(const LabelImageType<VDimension>* labels, const fs::path& staged) {
-  if constexpr (std::is_same<TValue, std::uint32_t>::value) {
-    itk::WriteImage(labels, staged.string());
+template <typename TValue, unsigned VDimension, typename TLabel>
+void WriteLabelsAs(const LabelImageType<VDimension, TLabel>* labels, const fs::path& staged) {
+  if constexpr (std::is_same<TValue, TLabel>::value) {
+    WriteImageFile(labels, staged);
   } else {
     using OutputImage = itk::Image<TValue, VDimension>;
     auto converted = OutputImage::New();
     converted->CopyInformation(labels);
     converted->SetRegions(labels->GetBufferedRegion());
     converted->Allocate();
-    const std::uint32_t* values = labels->GetBufferPointer();
-    std::copy(values, values + labels->GetBufferedRegion().GetNumberOfPixels(),
-              converted->GetBufferPointer());
-    itk::WriteImage(converted.GetPointer(), staged.string());
+    const TLabel* values = labels->GetBufferPointer();
+    std::transform(values, values + labels->GetBufferedRegion().GetNumberOfPixels(),
+                   converted->GetBufferPointer(),
+                   [](TLabel label) { return static_cast<TValue>(label); });
+    WriteImageFile(converted.GetPointer(), staged);
   }
 }
 
-template <unsigned VDimension>
-void WriteLabels(const LabelImageType<VDimension>* labels, OutputType type, const fs::path& output,
-                 const fs::path& staged) {
+template <unsigned VDimension, typename TLabel>
+void WriteLabels(const LabelImageType<VDimension, TLabel>* labels, OutputType type,
+                 const fs::path& output, const fs::path& staged) {
   try {
     switch (type) {
       case OutputType::uint8:
@@ -796,27 +845,29 @@ std::string DeviceDescription(const LabelResult& result) {
   return "CPU, " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " threads";
 }
 
-template <unsigned VDimension>
-std::string SizeOf(const LabelImageType<VDimension>* image) {
+template <typename TImage>
+std::string SizeOf(const TImage* image) {
+  constexpr unsigned VDimension = TImage::ImageDimension;
   const auto& size = image->GetBufferedRegion().GetSize();
   return SizeText(size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1, VDimension);
 }
 
 // "labeled 128x128x62 voxels: 17 components (buf, 26-connectivity, on CPU, 2 threads,
 // 12.3 ms)", with the algorithm that ran (what auto chose).
-template <unsigned VDimension>
-std::string Summary(const LabelRequest& request, const LabeledImage<VDimension>& labeled) {
-  const std::uint32_t count = labeled.Result.component_count;
-  return "labeled " + SizeOf<VDimension>(labeled.Labels.GetPointer()) + ": " +
-         std::to_string(count) + (count == 1 ? " component (" : " components (") +
+template <typename TLabeled>
+std::string Summary(const LabelRequest& request, const TLabeled& labeled) {
+  const std::uint64_t count = labeled.Result.component_count;
+  return "labeled " + SizeOf(labeled.Labels.GetPointer()) + ": " + std::to_string(count) +
+         (count == 1 ? " component (" : " components (") +
          to_string(labeled.Result.algorithm_used) + ", " + std::to_string(request.connectivity) +
          "-connectivity, on " + DeviceDescription(labeled.Result) + ", " +
          FormatMs(labeled.Result.timings.total_ms) + " ms)";
 }
 
-template <unsigned VDimension>
-std::string TimingsJson(const LabelRequest& request, const LabeledImage<VDimension>& labeled,
+template <typename TLabeled>
+std::string TimingsJson(const LabelRequest& request, const TLabeled& labeled,
                         OutputType output_type, const CommandTimings& timings) {
+  constexpr unsigned VDimension = decltype(labeled.Labels)::ObjectType::ImageDimension;
   const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
   const StepTimings& steps = labeled.Result.timings;
   std::ostringstream json;
@@ -847,34 +898,30 @@ std::string TimingsJson(const LabelRequest& request, const LabeledImage<VDimensi
 
 // ---- the command ------------------------------------------------------------------------------
 
-template <unsigned VDimension>
-int LabelAndWrite(const InputInformation& information, const LabelRequest& request) {
-  // Staging first: an unwritable destination fails before the labeling.
-  std::optional<StagingDirectory> output_staging, stats_staging;
-  if (!request.output.empty()) {
-    output_staging.emplace(DirectoryOf(request.output), fs::path(request.output).filename());
+// Relabels (--min-size, --largest, --sort-by-size) and writes OUTPUT, the statistics and the
+// ParaView scene, staged, then puts them in place.
+template <unsigned VDimension, typename TLabel>
+int WriteResults(const LabelRequest& request, LabeledImage<VDimension, TLabel>& labeled,
+                 const LabeledInput<VDimension>& labeled_input,
+                 std::optional<StagingDirectory>& output_staging,
+                 std::optional<StagingDirectory>& stats_staging,
+                 std::optional<VtkDirectory>& vtk_directory, Progress& progress,
+                 CommandTimings& timings) {
+  if (vtk_directory && labeled.Result.component_count > std::numeric_limits<std::uint32_t>::max()) {
+    throw CommandError("--vtk " + Quoted(request.vtk) + ": " +
+                       std::to_string(labeled.Result.component_count) +
+                       " components are more than the ParaView scene numbers (2^32 - 1, its "
+                       "32-bit label arrays); write OUTPUT and --stats without --vtk");
   }
-  if (!request.stats.empty()) {
-    stats_staging.emplace(DirectoryOf(request.stats), fs::path(request.stats).filename());
-  }
-  std::optional<VtkDirectory> vtk_directory;
-  if (!request.vtk.empty()) vtk_directory.emplace(request.vtk);
-
-  Progress progress(!request.quiet && (request.progress || StderrIsTerminal()));
-  CommandTimings timings;
-  LabeledInput<VDimension> labeled_input = VisitPixelType(information, [&](auto pixel) {
-    return ReadAndLabel<VDimension, decltype(pixel)>(information, request, progress, timings);
-  });
-  LabeledImage<VDimension>& labeled = labeled_input.labeled;
-  std::uint32_t* labels = labeled.Labels->GetBufferPointer();
+  TLabel* labels = labeled.Labels->GetBufferPointer();
   const auto& size = labeled.Labels->GetBufferedRegion().GetSize();
   const Extent3 extent{size[0], size[1], VDimension == 3 ? size[VDimension - 1] : 1};
   detail::StepClock stopwatch;
   if (relabels(request.relabeling)) {
     progress.Start("removing and renumbering components");
     labeled.Result.component_count =
-        relabel(labels, extent, labeled.Result.component_count, request.relabeling,
-                request.Measures() ? &labeled.Moments : nullptr);
+        relabel(labels, extent, static_cast<TLabel>(labeled.Result.component_count),
+                request.relabeling, request.Measures() ? &labeled.Moments : nullptr);
     timings.relabel_ms = stopwatch.lap();
   }
 
@@ -883,8 +930,8 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
     output_type = ChooseOutputType(ParseOutputType(request.output_type),
                                    labeled.Result.component_count, request.output);
     progress.Start("writing " + Quoted(request.output) + " (" + ToString(output_type) + ")");
-    WriteLabels<VDimension>(labeled.Labels.GetPointer(), output_type, request.output,
-                            output_staging->Staged(fs::path(request.output).filename()));
+    WriteLabels<VDimension, TLabel>(labeled.Labels.GetPointer(), output_type, request.output,
+                                    output_staging->Staged(fs::path(request.output).filename()));
     timings.write_ms = stopwatch.lap();
   }
   std::vector<ComponentShape> shapes;
@@ -893,7 +940,7 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
   }
   std::optional<vtk_output::ComponentValues> values;
   if (labeled_input.values_of && request.Measures()) {
-    values = labeled_input.values_of(labels, labeled.Result.component_count);
+    values = labeled_input.values_of(labeled_input.labeled, labeled.Result.component_count);
   }
   const vtk_output::ComponentValues* component_values = values ? &*values : nullptr;
   if (stats_staging) {
@@ -906,8 +953,12 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
   if (vtk_directory) {
     progress.Start(std::string("writing the ParaView scene") +
                    (request.surfaces ? " and surfaces" : "") + " to " + Quoted(request.vtk));
-    const vtk_output::LabelVolume volume{labels, extent, VDimension, labeled.Geometry,
-                                         component_values};
+    vtk_output::LabelVolume volume{nullptr, extent, VDimension, labeled.Geometry, component_values};
+    if constexpr (std::is_same<TLabel, std::uint32_t>::value) {
+      volume.labels = labels;
+    } else {
+      volume.wide_labels = labels;
+    }
     vtk_output::Options options;
     options.label_data =
         request.vtk_labels == "cell" ? vtk_output::LabelData::cell : vtk_output::LabelData::point;
@@ -934,6 +985,32 @@ int LabelAndWrite(const InputInformation& information, const LabelRequest& reque
     std::cout << Summary(request, labeled) << '\n';
   }
   return 0;
+}
+
+template <unsigned VDimension>
+int LabelAndWrite(const InputInformation& information, const LabelRequest& request) {
+  // Staging first: an unwritable destination fails before the labeling.
+  std::optional<StagingDirectory> output_staging, stats_staging;
+  if (!request.output.empty()) {
+    output_staging.emplace(DirectoryOf(request.output), fs::path(request.output).filename());
+  }
+  if (!request.stats.empty()) {
+    stats_staging.emplace(DirectoryOf(request.stats), fs::path(request.stats).filename());
+  }
+  std::optional<VtkDirectory> vtk_directory;
+  if (!request.vtk.empty()) vtk_directory.emplace(request.vtk);
+
+  Progress progress(!request.quiet && (request.progress || StderrIsTerminal()));
+  CommandTimings timings;
+  LabeledInput<VDimension> labeled_input = VisitPixelType(information, [&](auto pixel) {
+    return ReadAndLabel<VDimension, decltype(pixel)>(information, request, progress, timings);
+  });
+  return std::visit(
+      [&](auto& labeled) {
+        return WriteResults(request, labeled, labeled_input, output_staging, stats_staging,
+                            vtk_directory, progress, timings);
+      },
+      labeled_input.labeled);
 }
 
 class LabelCommand : public Command {
@@ -996,7 +1073,18 @@ class LabelCommand : public Command {
     if (!request.vtk.empty()) CheckVtkDirectory(request.vtk, request.input, request.force);
     const InputInformation information = ReadInputInformation(request.input, "INPUT");
     if (!request.output.empty()) CheckOutputHoldsVolume(request.output, information.extent.z);
-    CheckReadable(information, sizeof(std::uint32_t) + sizeof(std::uint8_t));
+    if (!request.vtk.empty()) CheckVtkHoldsVolume(request, information.extent);
+    if (request.Measures()) {
+      try {
+        validate_statistics(information.extent);
+      } catch (const InvalidArgument& error) {
+        throw CommandError((request.stats.empty() ? "--vtk: " : "--stats: ") +
+                           WithoutLibraryPrefix(error.what()));
+      }
+    }
+    const bool wide = ParseOutputType(request.output_type) == OutputType::uint64;
+    CheckReadable(information,
+                  (wide ? sizeof(std::uint64_t) : sizeof(std::uint32_t)) + sizeof(std::uint8_t));
     LabelRequest resolved = request;
     resolved.connectivity = ResolveConnectivity(request, information);
     return information.dimension == 2 ? LabelAndWrite<2>(information, resolved)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,7 +48,9 @@ std::string Quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 void Validate(const LabelVolume& volume) {
   const std::string where = "volccl::vtk_output::write: ";
-  if (volume.labels == nullptr) throw std::invalid_argument(where + "no labels");
+  if ((volume.labels == nullptr) == (volume.wide_labels == nullptr)) {
+    throw std::invalid_argument(where + "give labels or wide_labels, one of them");
+  }
   if (volume.dimension != 2 && volume.dimension != 3) {
     throw std::invalid_argument(where + "dimension " + std::to_string(volume.dimension) +
                                 " (expected 2 or 3)");
@@ -65,6 +68,10 @@ void Validate(const LabelVolume& volume) {
     throw std::invalid_argument(where + "a volume of " + extent.to_string() +
                                 " voxels is too large for VTK's image data");
   }
+}
+
+std::uint64_t LabelAt(const LabelVolume& volume, std::uint64_t voxel) {
+  return volume.labels != nullptr ? volume.labels[voxel] : volume.wide_labels[voxel];
 }
 
 // The geometry as a 3D one: a 2D image keeps the upper-left 2x2 block of its direction and the
@@ -177,12 +184,22 @@ void WriteImage(const fs::path& path, const LabelVolume& volume, const ImageGeom
     for (unsigned axis = 0; axis < volume.dimension; ++axis) ++dimensions[axis];
   }
 
-  vtkNew<vtkTypeUInt32Array> labels;
-  labels->SetName("labels");
-  labels->SetNumberOfComponents(1);
   // The writer only reads the labels: wrap the caller's memory instead of copying it.
-  labels->SetArray(const_cast<std::uint32_t*>(volume.labels),
+  vtkSmartPointer<vtkDataArray> labels;
+  if (volume.labels != nullptr) {
+    auto narrow = vtkSmartPointer<vtkTypeUInt32Array>::New();
+    narrow->SetArray(const_cast<std::uint32_t*>(volume.labels),
+                     static_cast<vtkIdType>(extent.voxel_count()), /*save=*/1);
+    labels = narrow;
+  } else {
+    auto wide = vtkSmartPointer<vtkTypeUInt64Array>::New();
+    // vtkTypeUInt64 is unsigned long long, std::uint64_t unsigned long: the same 64 bits.
+    static_assert(sizeof(vtkTypeUInt64) == sizeof(std::uint64_t), "64-bit labels");
+    wide->SetArray(reinterpret_cast<vtkTypeUInt64*>(const_cast<std::uint64_t*>(volume.wide_labels)),
                    static_cast<vtkIdType>(extent.voxel_count()), /*save=*/1);
+    labels = wide;
+  }
+  labels->SetName("labels");
 
   vtkNew<vtkImageData> image;
   image->SetDimensions(dimensions.data());
@@ -384,12 +401,12 @@ void WriteSurfaces(const fs::path& path, const LabelVolume& volume, const ImageG
       for (int y = 0; y < box[1]; ++y) {
         const std::int64_t vy = low[1] + y;
         if (!inside(vy, 1)) continue;
-        const std::uint32_t* row = volume.labels + (vz * extent.y + vy) * extent.x;
+        const std::uint64_t row = (vz * extent.y + vy) * extent.x;
         std::uint8_t* mask_row =
             mask_values.data() + (static_cast<std::size_t>(z) * box[1] + y) * box[0];
         for (int x = 0; x < box[0]; ++x) {
           const std::int64_t vx = low[0] + x;
-          mask_row[x] = inside(vx, 0) && row[vx] == label;
+          mask_row[x] = inside(vx, 0) && LabelAt(volume, row + vx) == label;
         }
       }
     }
@@ -470,6 +487,11 @@ void WriteCollection(const fs::path& path, const WrittenFiles& files) {
 WrittenFiles write(const fs::path& directory, const LabelVolume& volume,
                    const std::vector<ComponentShape>& shapes, const Options& options) {
   Validate(volume);
+  if (shapes.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("volccl::vtk_output::write: " + std::to_string(shapes.size()) +
+                                " components are more than the scene's 32-bit label arrays "
+                                "number");
+  }
   const ImageGeometry geometry = GeometryIn3d(volume);
   WrittenFiles files;
   files.image = directory / kImageFile;

@@ -5,8 +5,8 @@
 //   // paraview out/volccl.pvd
 //
 // writes into the directory:
-// - labels.vti: the labels (uint32 array "labels", the active scalars) with the image's spacing,
-//   origin and direction, appended raw and zlib-compressed.
+// - labels.vti: the labels (uint32 or uint64 array "labels", the active scalars) with the
+//   image's spacing, origin and direction, appended raw and zlib-compressed.
 // - components.vtp: one vertex per component at its physical centroid, with point arrays
 //   "label" (the active scalars), "value" (label maps: LabelVolume::values), "count",
 //   "physical_size", "centroid_index",
@@ -48,6 +48,8 @@ struct ComponentValues {
   bool is_unsigned = false;
 };
 
+// The labels are 32-bit (`labels`) or 64-bit (`wide_labels`): give one of them. The scene
+// numbers at most 2^32 - 1 components either way (its arrays of labels are 32-bit).
 struct LabelVolume {
   const std::uint32_t* labels = nullptr;  // x fastest, then y, then z; 0 background, 1..N
   Extent3 extent;                         // z == 1 for a 2D image
@@ -57,6 +59,7 @@ struct LabelVolume {
   // array "value" of components.vtp (point data) and surfaces.vtp (cell data), so surfaces can be
   // coloured by structure. Null for a mask.
   const ComponentValues* values = nullptr;
+  const std::uint64_t* wide_labels = nullptr;  // instead of `labels`
 };
 
 // Where the labels live in labels.vti: on points, one per voxel centre (ITK's and ParaView's

@@ -48,6 +48,26 @@ def write_tiff(path, width, height, pixels):
         file.write(content)
 
 
+def write_nifti2(path, size, values, compress=False):
+    """A little-endian single-file NIfTI-2 of uint8 voxels, unit spacing and identity sform and
+    qform, voxels from byte 544 (volccl's own NIfTI-2 reader)."""
+    header = bytearray(544)
+    struct.pack_into("<i", header, 0, 540)
+    header[4:12] = b"n+2\0\r\n\x1a\n"
+    struct.pack_into("<hh", header, 12, 2, 8)  # uint8
+    struct.pack_into("<8q", header, 16, len(size), *size, *[1] * (7 - len(size)))
+    struct.pack_into("<8d", header, 104, 1, 1, 1, 1, 1, 1, 1, 1)
+    struct.pack_into("<q", header, 168, 544)
+    struct.pack_into("<d", header, 176, 1)  # scl_slope
+    struct.pack_into("<ii", header, 344, 1, 1)  # qform_code, sform_code
+    struct.pack_into("<4d", header, 400, -1, 0, 0, 0)
+    struct.pack_into("<4d", header, 432, 0, -1, 0, 0)
+    struct.pack_into("<4d", header, 464, 0, 0, 1, 0)
+    content = bytes(header) + bytes(values)
+    with open(path, "wb") as file:
+        file.write(gzip.compress(content, mtime=0) if compress else content)
+
+
 def seeds(folder):
     """Writes the seed files; returns {name: path} (a directory for the slices)."""
     generator = random.Random(1)
@@ -63,6 +83,8 @@ def seeds(folder):
 
     test_cli.write_nifti(path("plain.nii"), size, labels)
     test_cli.write_nifti(path("gzip.nii.gz"), size, labels, compress=True)
+    write_nifti2(path("plain2.nii"), size, labels)
+    write_nifti2(path("gzip2.nii.gz"), size, labels, compress=True)
     test_cli.write_mha(path("plain.mha"), size, labels, "MET_UCHAR")
     test_cli.write_compressed_mha(path("compressed.mha"), size, labels)
     test_cli.write_nrrd(path("raw.nrrd"), size, labels)
@@ -108,7 +130,9 @@ def harmless(name, data, generator):
     """A change the reader must ignore, or None when the format has none here."""
     if name == "plain.nii":  # the 80-byte descrip field
         return data[:148] + bytes(generator.randrange(32, 127) for _ in range(80)) + data[228:]
-    if name in ("gzip.nii.gz",):
+    if name == "plain2.nii":  # the 80-byte descrip field
+        return data[:240] + bytes(generator.randrange(32, 127) for _ in range(80)) + data[320:]
+    if name in ("gzip.nii.gz", "gzip2.nii.gz"):
         return data + bytes(generator.randint(1, 64))  # zero padding after the last member
     if name == "image.png":  # a tEXt chunk with its CRC, before IEND
         text = b"Comment\0" + bytes(generator.randrange(32, 127) for _ in range(12))

@@ -1393,7 +1393,7 @@ def truncated_input(cli, work):
 def write_mha_header(path, size, element_type="MET_UCHAR"):
     """A MetaImage header whose voxels are in a data file that does not exist."""
     with open(path, "w") as file:
-        file.write("ObjectType = Image\nNDims = 3\nBinaryData = True\n"
+        file.write(f"ObjectType = Image\nNDims = {len(size)}\nBinaryData = True\n"
                    f"DimSize = {' '.join(map(str, size))}\nElementType = {element_type}\n"
                    "ElementDataFile = missing.raw\n")
 
@@ -1413,9 +1413,28 @@ def empty_and_huge_inputs(cli, work):
     expect(result.returncode == 1 and "empty.mha" in result.stderr, describe(result))
     write_mha_header(os.path.join(work, "huge.mha"), (100000, 100000, 100000))
     expect_error(cli.run("label", "huge.mha", "-o", "labels.nii.gz", cwd=work), 1,
-                 "100000x100000x100000", "at most 4294967294 voxels")
-    # Within volccl's 2^32 - 2 voxels but not within this machine's memory: refused from the
-    # header, before any voxel is read (the data file does not even exist).
+                 "100000x100000x100000", "at most 1099511627776 voxels (2^40)")
+    # Within 2^40 voxels, but an x*y slice past what one slab holds.
+    write_mha_header(os.path.join(work, "wide.mha"), (70000, 70000, 2))
+    expect_error(cli.run("label", "wide.mha", "-o", "labels.nii.gz", cwd=work), 1,
+                 "70000x70000x2", "at most 4294967294 (2^32 - 2) in each side and in each x*y")
+    # What the ParaView scene and the exact moments cannot hold, refused from the header: a side
+    # past VTK's int, and a 65536 x 65537 image whose moment sums could pass 2^64.
+    write_mha_header(os.path.join(work, "line.mha"), (2147483647, 1, 1))
+    expect_error(cli.run("label", "line.mha", "--vtk", "scene", cwd=work), 1,
+                 "--vtk", "2147483647 voxels, more than VTK's image data holds")
+    write_mha_header(os.path.join(work, "image.mha"), (65536, 65537))
+    expect_error(cli.run("label", "image.mha", "--stats", "stats.csv", cwd=work), 1,
+                 "--stats", "could overflow")
+    # Within every limit but this machine's memory (about 77 GB, uint8 voxels, labels and
+    # mask): refused from the header.
+    write_mha_header(os.path.join(work, "past32.mha"), (4096, 4096, 1024))
+    memory = available_memory()
+    if memory is not None and memory < 4096 * 4096 * 1024 * 6:
+        expect_error(cli.run("label", "past32.mha", "-o", "labels.nii.gz", cwd=work), 1,
+                     "4096x4096x1024", "needs about", "GiB of memory")
+    # Not within this machine's memory: refused from the header, before any voxel is read (the
+    # data file does not even exist).
     size, bytes_per_voxel = (2048, 2048, 1000), 8 + 5  # double voxels, labels and mask
     write_mha_header(os.path.join(work, "large.mha"), size, "MET_DOUBLE")
     with open(os.path.join(work, "missing.raw"), "wb") as file:
@@ -1427,8 +1446,9 @@ def empty_and_huge_inputs(cli, work):
         expect_error(cli.run("stats", "large.mha", "-o", "stats.csv", cwd=work), 1,
                      "large.mha", "needs about")
     expect_error(cli.run("stats", "huge.mha", "-o", "stats.csv", cwd=work), 1, "huge.mha",
-                 "at most 4294967294 voxels")
-    expect_files(work, ["empty.mha", "huge.mha", "large.mha", "missing.raw"])
+                 "at most 1099511627776 voxels")
+    expect_files(work, ["empty.mha", "huge.mha", "image.mha", "large.mha", "line.mha",
+                        "missing.raw", "past32.mha", "wide.mha"])
 
 
 @case

@@ -19,6 +19,19 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// The components outnumber the labels of the type they were to be written in (32-bit labels
+// and more than 2^32 - 1 components); component_count() says how many there are, so a caller
+// can label again into 64-bit labels.
+class TooManyComponents : public InvalidArgument {
+ public:
+  TooManyComponents(const std::string& what, std::uint64_t component_count)
+      : InvalidArgument(what), component_count_(component_count) {}
+  std::uint64_t component_count() const { return component_count_; }
+
+ private:
+  std::uint64_t component_count_;
+};
+
 // A CUDA runtime call or kernel launch failed.
 class CudaError : public Error {
  public:

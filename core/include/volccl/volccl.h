@@ -40,7 +40,7 @@ LabelResult label(const LabelInput& input, Extent3 extent, std::uint32_t* labels
                   std::vector<ComponentMoments>& statistics, const LabelOptions& options = {});
 
 // The same into 64-bit labels, for more components than 32 bits number. Every overload takes
-// volumes of up to max_voxel_count voxels; the 32-bit ones throw InvalidArgument, after
+// volumes of up to max_voxel_count voxels; the 32-bit ones throw TooManyComponents, after
 // labeling, when the components outnumber their labels.
 LabelResult label(const std::uint8_t* mask, Extent3 extent, std::uint64_t* labels,
                   const LabelOptions& options = {});
