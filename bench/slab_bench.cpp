@@ -6,6 +6,11 @@
 //
 //   volccl-slab-bench --volumes random-2048-d30-g4,connectomics-2048 --connectivity 26,6
 //                     --budget 17179869184 --runs 5 --connectomics PATH.npy.gz
+//                     [--slab-voxels 1073741824,536870912]
+//
+// --slab-voxels adds cases of slabs of at most that many voxels within the device's free
+// memory. The step columns, of the first (checked) run, are summed over the slabs (two streams
+// run at once).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -129,6 +134,7 @@ void check_numbering(const volccl::data::Volume& volume, const std::vector<std::
 struct Case {
   std::string mode;
   std::uint64_t budget;
+  std::uint64_t slab_voxels;
 };
 
 }  // namespace
@@ -140,6 +146,7 @@ int main(int argc, char** argv) {
     std::uint64_t budget = std::uint64_t{16} << 30;
     int runs = 5;
     std::string connectomics = "connectomics.npy.gz";
+    std::vector<std::uint64_t> slab_voxels;
     for (int a = 1; a + 1 < argc; a += 2) {
       const std::string option = argv[a];
       const std::string value = argv[a + 1];
@@ -154,6 +161,8 @@ int main(int argc, char** argv) {
         runs = std::stoi(value);
       } else if (option == "--connectomics") {
         connectomics = value;
+      } else if (option == "--slab-voxels") {
+        for (const std::string& v : split(value)) slab_voxels.push_back(std::stoull(v));
       } else {
         throw std::runtime_error("unknown option " + option);
       }
@@ -166,7 +175,8 @@ int main(int argc, char** argv) {
               << bandwidth.upload / 1e9 << " GB/s, download " << bandwidth.download / 1e9
               << " GB/s\n";
     std::cout << "volume,connectivity,mode,budget_bytes,slabs,components,median_ms,min_ms,"
-                 "ns_per_voxel,floor_ms,over_floor,peak_device_bytes\n";
+                 "ns_per_voxel,floor_ms,over_floor,peak_device_bytes,upload_ms,labeling_ms,"
+                 "join_ms,download_ms\n";
     for (const std::string& name : volumes) {
       auto start = std::chrono::steady_clock::now();
       const volccl::data::Volume volume = make_volume(name, connectomics);
@@ -177,22 +187,29 @@ int main(int argc, char** argv) {
       std::vector<std::uint32_t> labels(voxels), first(voxels);
       for (const int connectivity : connectivities) {
         std::uint64_t components = 0;
-        const Case cases[] = {{"free-memory", 0}, {"budget", budget}};
+        std::vector<Case> cases = {{"free-memory", 0, 0}, {"budget", budget, 0}};
+        for (std::uint64_t v : slab_voxels)
+          cases.push_back({"slab-voxels-" + std::to_string(v), 0, v});
         for (const Case& c : cases) {
           volccl::LabelOptions options;
           options.backend = volccl::Backend::cuda;
           options.connectivity = connectivity;
           options.max_gpu_memory = c.budget;
+          options.slab_voxels = c.slab_voxels;
+          options.step_timings = true;
           const std::string what = name + " at " + std::to_string(connectivity) + ", " + c.mode;
           volccl::LabelResult result =
               volccl::label(volume.voxels.data(), volume.extent, labels.data(), options);
-          if (c.budget == 0) {
+          if (c.budget == 0 && c.slab_voxels == 0) {
             check_numbering(volume, labels, result.component_count, what);
             first = labels;
             components = result.component_count;
           } else if (labels != first || result.component_count != components) {
             throw std::runtime_error(what + ": labels differ from those without a budget");
           }
+          // The steps of the checked run: timing them synchronizes, so the timed runs do not.
+          const volccl::StepTimings steps = result.timings;
+          options.step_timings = false;
           std::vector<double> ms;
           for (int run = 0; run < runs; ++run) {
             start = std::chrono::steady_clock::now();
@@ -200,11 +217,14 @@ int main(int argc, char** argv) {
             ms.push_back(seconds_since(start) * 1e3);
           }
           const double median_ms = median(ms);
+          const double labeling_ms = steps.initialization_ms + steps.merge_ms +
+                                     steps.compression_ms + steps.final_labeling_ms;
           std::cout << std::setprecision(3) << name << ',' << connectivity << ',' << c.mode << ','
                     << c.budget << ',' << result.slab_count << ',' << result.component_count << ','
                     << median_ms << ',' << *std::min_element(ms.begin(), ms.end()) << ','
                     << median_ms * 1e6 / voxels << ',' << floor_ms << ',' << median_ms / floor_ms
-                    << ',' << result.peak_device_bytes << '\n'
+                    << ',' << result.peak_device_bytes << ',' << steps.upload_ms << ','
+                    << labeling_ms << ',' << steps.relabel_ms << ',' << steps.download_ms << '\n'
                     << std::flush;
         }
       }
