@@ -1,10 +1,11 @@
 // label() through the device for host memory: the whole volume at once where it fits the
 // device's memory (or max_gpu_memory) and 32-bit indices and labels, else in slabs streamed
-// through the device. Each slab is labeled twice: the first time for the labels on its faces,
-// which are joined on the host (runtime/slab_merge.h); the second time to write its final
-// labels, gathered on the device from the slab's table. Labeling a slab again costs far less
-// than moving its local labels to the host and back. Two host threads each stream every other
-// slab on a stream of their own, so that one's copies overlap the other's.
+// through the device. Each slab is labeled for the labels on its faces, which are joined on the
+// host (runtime/slab_merge.h); then its final labels are gathered on the device from the slab's
+// table. Where every slab's local labels fit the device at once they stay there between the
+// two passes; elsewhere the slab is uploaded and labeled again, which costs far less than
+// moving its local labels to the host and back. Two host threads each
+// stream every other slab on a stream of their own, so that one's copies overlap the other's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -31,6 +33,9 @@ namespace {
 constexpr unsigned kSlabStreams = 2;
 // Left to the CUDA context, the pool's granularity and the pinned words, below any budget.
 constexpr std::uint64_t kReservedBytes = std::uint64_t{256} << 20;
+// The most slabs the resident local labels may cost: thinner ones lose more than the second
+// upload and labeling they save.
+constexpr std::uint64_t kMostResidentSlabs = 16;
 
 // out[i] = final_labels[local[i]], or local[i] widened where there is no table (one slab).
 // `out` may be `local` itself.
@@ -89,13 +94,21 @@ class SlabStreamer {
     result_.slab_count = plan.count();
   }
 
-  LabelResult run() {
+  // `resident`: every slab's local labels stay on the device between the passes.
+  LabelResult run(bool resident) {
     StepClock whole_call;
     const unsigned stream_count =
         static_cast<unsigned>(std::min<std::uint64_t>(kSlabStreams, plan_.count()));
     const unsigned copy_threads = std::max(1u, std::thread::hardware_concurrency() / stream_count);
     for (unsigned t = 0; t < stream_count; ++t) {
-      streams_.push_back(std::make_unique<Stream>(plan_, size_of(input_.type), copy_threads));
+      streams_.push_back(
+          std::make_unique<Stream>(plan_, size_of(input_.type), copy_threads, resident));
+    }
+    if (resident) {
+      resident_labels_.emplace(plan_.count() * resident_stride(), streams_.front()->stream,
+                               "every slab's labels");
+      if (statistics_ != nullptr) slab_rows_.resize(plan_.count());
+      VOLCCL_CUDA_CHECK(cudaStreamSynchronize(streams_.front()->stream));
     }
     if (plan_.count() > 1) {
       on_streams([this](Stream& stream, std::uint64_t s) { find_faces(stream, s); });
@@ -135,11 +148,11 @@ class SlabStreamer {
     DeviceBuffer<Label> wide;  // empty for 32-bit labels, gathered in place
     std::vector<std::uint32_t> first_slice, last_slice;
 
-    Stream(const SlabPlan& plan, std::size_t value_bytes, unsigned copy_threads)
+    Stream(const SlabPlan& plan, std::size_t value_bytes, unsigned copy_threads, bool resident)
         : stream(owned.get()),
           staging(copy_threads),
           input(plan.voxels(0) * value_bytes, stream, "a slab of the input"),
-          local(plan.voxels(0), stream, "a slab's labels"),
+          local(resident ? 0 : plan.voxels(0), stream, "a slab's labels"),
           wide(sizeof(Label) == 4 ? 0 : plan.voxels(0), stream, "a slab's 64-bit labels"),
           first_slice(plan.slice_voxels),
           last_slice(plan.slice_voxels) {}
@@ -173,39 +186,61 @@ class SlabStreamer {
     }
   }
 
+  // The labels of consecutive slabs in the resident labels lie this many apart: the thickest
+  // slab's voxels rounded up to 256 bytes, the alignment of an allocation, which the labelers'
+  // wide loads and stores need.
+  std::uint64_t resident_stride() const {
+    constexpr std::uint64_t kAlignedLabels = 256 / sizeof(std::uint32_t);
+    return (plan_.voxels(0) + kAlignedLabels - 1) / kAlignedLabels * kAlignedLabels;
+  }
+
+  // Where slab s's local labels are: in the resident labels, or in its stream's buffer.
+  std::uint32_t* local_of(Stream& stream, std::uint64_t s) const {
+    return resident_labels_ ? resident_labels_->data() + s * resident_stride()
+                            : stream.local.data();
+  }
+
   LabelResult label_slab(Stream& stream, std::uint64_t s, cuda::DeviceMoments* moments) {
     const std::uint64_t voxels = plan_.voxels(s);
     stream.staging->upload(stream.input.data(), slab_input(input_, plan_, s).data,
                            voxels * size_of(input_.type), stream.stream);
     LabelInput on_device = input_;
     on_device.data = stream.input.data();
-    const LabelResult part = label_on_device(on_device, plan_.slab_extent(s), stream.local.data(),
+    const LabelResult part = label_on_device(on_device, plan_.slab_extent(s), local_of(stream, s),
                                              options_, stream.stream, moments);
     const std::lock_guard<std::mutex> lock(mutex_);
     add_slab_result(result_, part);
     return part;
   }
 
-  // First pass: the slab's count and the local labels of its first and last slices.
+  // First pass: the slab's count and the local labels of its first and last slices, and with
+  // resident labels its statistics.
   void find_faces(Stream& stream, std::uint64_t s) {
-    const LabelResult part = label_slab(stream, s, nullptr);
+    cuda::DeviceMoments moments;
+    const bool measures = !slab_rows_.empty();
+    const LabelResult part = label_slab(stream, s, measures ? &moments : nullptr);
+    const std::uint32_t* local = local_of(stream, s);
     const std::uint64_t slice_bytes = plan_.slice_voxels * sizeof(std::uint32_t);
-    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.first_slice.data(), stream.local.data(), slice_bytes,
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.first_slice.data(), local, slice_bytes,
                                       cudaMemcpyDeviceToHost, stream.stream));
     VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.last_slice.data(),
-                                      stream.local.data() + (plan_.voxels(s) - plan_.slice_voxels),
-                                      slice_bytes, cudaMemcpyDeviceToHost, stream.stream));
+                                      local + (plan_.voxels(s) - plan_.slice_voxels), slice_bytes,
+                                      cudaMemcpyDeviceToHost, stream.stream));
     VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+    if (measures) slab_rows_[s] = moments.to_host();
     merge_.add_slab(s, part.component_count, stream.first_slice.data(), stream.last_slice.data());
   }
 
-  // Second pass: the slab labeled again, its final labels gathered on the device and copied
-  // to their place, and its statistics added to its components'.
+  // Second pass: the slab labeled again unless its labels stayed on the device, its final
+  // labels gathered on the device and copied to their place, and its statistics added to its
+  // components'.
   void write_slab(Stream& stream, std::uint64_t s) {
     cuda::DeviceMoments moments;
-    const LabelResult part = label_slab(stream, s, statistics_ != nullptr ? &moments : nullptr);
     const bool one_slab = plan_.count() == 1;
-    if (one_slab) one_slab_count_ = part.component_count;
+    if (!resident_labels_) {
+      const LabelResult part = label_slab(stream, s, statistics_ != nullptr ? &moments : nullptr);
+      if (one_slab) one_slab_count_ = part.component_count;
+    }
     const bool keeps_local = one_slab || merge_.keeps_local_labels(s);
     std::vector<std::uint64_t> finals;
     if (!one_slab && (!keeps_local || statistics_ != nullptr)) {
@@ -217,19 +252,21 @@ class SlabStreamer {
     // A slab's table holds up to a label per voxel: as large as its labels, so staged as they are.
     if (!keeps_local)
       stream.staging->upload(table.data(), finals.data(), table.bytes(), stream.stream);
-    Label* out = reinterpret_cast<Label*>(stream.local.data());
+    std::uint32_t* local = local_of(stream, s);
+    Label* out = reinterpret_cast<Label*>(local);
     if constexpr (sizeof(Label) != sizeof(std::uint32_t)) out = stream.wide.data();
     if (!keeps_local || sizeof(Label) != sizeof(std::uint32_t)) {
       const std::uint64_t blocks = std::min<std::uint64_t>((voxels + 255) / 256, 65535 * 16);
       write_final_labels<<<static_cast<unsigned>(blocks), 256, 0, stream.stream>>>(
-          stream.local.data(), out, table.data(), voxels);
+          local, out, table.data(), voxels);
       VOLCCL_CUDA_CHECK(cudaGetLastError());
     }
     table.release();
     stream.staging->download(labels_ + plan_.first_voxel(s), out, voxels * sizeof(Label),
                              stream.stream);
     if (statistics_ != nullptr) {
-      std::vector<ComponentMoments> rows = moments.to_host();
+      std::vector<ComponentMoments> rows =
+          resident_labels_ ? std::move(slab_rows_[s]) : moments.to_host();
       const std::lock_guard<std::mutex> lock(mutex_);
       // One slab's rows are the volume's already.
       if (one_slab) {
@@ -251,6 +288,9 @@ class SlabStreamer {
   std::mutex mutex_;
   LabelResult result_;
   std::vector<std::unique_ptr<Stream>> streams_;
+  // Declared after the streams: freed on the first one's stream before it is destroyed.
+  std::optional<DeviceBuffer<std::uint32_t>> resident_labels_;
+  std::vector<std::vector<ComponentMoments>> slab_rows_;  // resident labels' statistics
 };
 
 }  // namespace
@@ -279,10 +319,17 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
       }
     }
   }
-  // Two slabs in flight share the budget.
+  // Two slabs in flight share the budget, beside every slab's local labels where those fit
+  // with slabs of at least a sixteenth of the volume.
   const std::uint64_t now_available = memory_budget(options);
   const auto usable = static_cast<double>(now_available);
-  const auto fitting = static_cast<std::uint64_t>(usable / (kSlabStreams * per_voxel));
+  const double resident_bytes = sizeof(std::uint32_t) * static_cast<double>(voxels);
+  const auto resident_fitting = static_cast<std::uint64_t>(std::max(0.0, usable - resident_bytes) /
+                                                           (kSlabStreams * per_voxel));
+  const bool resident = resident_fitting >= voxels / kMostResidentSlabs &&
+                        resident_fitting >= plan_slabs(extent, 1).slice_voxels;
+  const auto fitting =
+      resident ? resident_fitting : static_cast<std::uint64_t>(usable / (kSlabStreams * per_voxel));
   const SlabPlan plan = plan_slabs(extent, std::min(fitting, slab_voxel_limit(options)));
   if (static_cast<double>(plan.voxels(0)) * kSlabStreams * per_voxel > usable) {
     throw OutOfDeviceMemory("volccl: a slab of one slice of " + extent.to_string() +
@@ -291,7 +338,8 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
                                 " bytes available; the CPU backend (--device cpu) needs none",
                             static_cast<std::size_t>(plan.voxels(0) * kSlabStreams * per_voxel));
   }
-  LabelResult result = SlabStreamer<Label>(input, plan, labels, options, statistics).run();
+  LabelResult result = SlabStreamer<Label>(input, plan, labels, options, statistics)
+                           .run(resident && plan.count() > 1);
   result.peak_device_bytes = peak_device_memory();
   return result;
 }
