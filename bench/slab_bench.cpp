@@ -8,9 +8,9 @@
 //                     --budget 17179869184 --runs 5 --connectomics PATH.npy.gz
 //                     [--slab-voxels 1073741824,536870912]
 //
-// --slab-voxels adds cases of slabs of at most that many voxels within the device's free
-// memory. The step columns, of the first (checked) run, are summed over the slabs (two streams
-// run at once).
+// --budget 0 leaves the budgeted cases out. --slab-voxels adds cases of slabs of at most that many
+// voxels within the device's free memory. The step columns, of the first (checked) run, are summed
+// over the slabs (two streams run at once).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
       std::vector<std::uint32_t> labels(voxels), first(voxels);
       for (const int connectivity : connectivities) {
         std::uint64_t components = 0;
-        std::vector<Case> cases = {{"free-memory", 0, 0}, {"budget", budget, 0}};
+        std::vector<Case> cases = {{"free-memory", 0, 0}};
+        if (budget != 0) cases.push_back({"budget", budget, 0});
         for (std::uint64_t v : slab_voxels)
           cases.push_back({"slab-voxels-" + std::to_string(v), 0, v});
         for (const Case& c : cases) {
