@@ -50,6 +50,15 @@ __global__ void write_final_labels(const std::uint32_t* local, Label* out,
   }
 }
 
+// table[l] = the final label of local label l (0 for 0), from the slab's face labels.
+__global__ void build_final_table(FaceTable faces, std::uint64_t* table, std::uint64_t entries) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t l = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; l < entries;
+       l += stride) {
+    table[l] = l == 0 ? 0 : final_label_of(faces, l);
+  }
+}
+
 // The most components per voxel a connectivity allows: voxels that touch no other (a
 // checkerboard at 6, 18 and 4; every other voxel of every other row at 8; one voxel in eight at
 // 26), and every voxel in a label map.
@@ -213,6 +222,31 @@ class SlabStreamer {
     return part;
   }
 
+  // Slab s's table of final labels, built on the device from its face labels: the bytes that
+  // cross follow the faces' area, not the slab's components (up to one a voxel).
+  void build_table(Stream& stream, std::uint64_t s, const DeviceBuffer<std::uint64_t>& table) {
+    const FaceTable on_host = merge_.face_table(s);
+    DeviceBuffer<std::uint32_t> labels(on_host.count, stream.stream, "a slab's face labels");
+    DeviceBuffer<std::uint64_t> finals(on_host.count, stream.stream, "their final labels");
+    DeviceBuffer<std::uint64_t> joined_before(on_host.count + 1, stream.stream,
+                                              "their joined counts");
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(labels.data(), on_host.labels, labels.bytes(),
+                                      cudaMemcpyHostToDevice, stream.stream));
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(finals.data(), on_host.finals, finals.bytes(),
+                                      cudaMemcpyHostToDevice, stream.stream));
+    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(joined_before.data(), on_host.joined_before,
+                                      joined_before.bytes(), cudaMemcpyHostToDevice,
+                                      stream.stream));
+    FaceTable on_device = on_host;
+    on_device.labels = labels.data();
+    on_device.finals = finals.data();
+    on_device.joined_before = joined_before.data();
+    const std::uint64_t blocks = std::min<std::uint64_t>((table.size() + 255) / 256, 65535 * 16);
+    build_final_table<<<static_cast<unsigned>(blocks), 256, 0, stream.stream>>>(
+        on_device, table.data(), table.size());
+    VOLCCL_CUDA_CHECK(cudaGetLastError());
+  }
+
   // First pass: the slab's count and the local labels of its first and last slices, and with
   // resident labels its statistics.
   void find_faces(Stream& stream, std::uint64_t s) {
@@ -242,16 +276,12 @@ class SlabStreamer {
       if (one_slab) one_slab_count_ = part.component_count;
     }
     const bool keeps_local = one_slab || merge_.keeps_local_labels(s);
-    std::vector<std::uint64_t> finals;
-    if (!one_slab && (!keeps_local || statistics_ != nullptr)) {
-      finals = merge_.final_labels(s, 0);
-    }
+    std::vector<std::uint64_t> finals;  // the host's table, for the statistics
+    if (!one_slab && statistics_ != nullptr) finals = merge_.final_labels(s, 0);
     const std::uint64_t voxels = plan_.voxels(s);
-    DeviceBuffer<std::uint64_t> table(keeps_local ? 0 : finals.size(), stream.stream,
+    DeviceBuffer<std::uint64_t> table(keeps_local ? 0 : merge_.local_count(s) + 1, stream.stream,
                                       "a slab's final labels");
-    // A slab's table holds up to a label per voxel: as large as its labels, so staged as they are.
-    if (!keeps_local)
-      stream.staging->upload(table.data(), finals.data(), table.bytes(), stream.stream);
+    if (!keeps_local) build_table(stream, s, table);
     std::uint32_t* local = local_of(stream, s);
     Label* out = reinterpret_cast<Label*>(local);
     if constexpr (sizeof(Label) != sizeof(std::uint32_t)) out = stream.wide.data();

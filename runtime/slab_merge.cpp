@@ -220,26 +220,31 @@ bool SlabMerge::keeps_local_labels(std::uint64_t slab) const {
   return offsets_[slab] == 0 && joined_before_slab_[slab] == 0 && joined_before_[slab].back() == 0;
 }
 
+FaceTable SlabMerge::face_table(std::uint64_t slab) const {
+  FaceTable table;
+  table.labels = face_labels_[slab].data();
+  table.finals = face_finals_[slab].data();
+  table.joined_before = joined_before_[slab].data();
+  table.count = face_labels_[slab].size();
+  table.base = offsets_[slab] - joined_before_slab_[slab];
+  return table;
+}
+
 std::vector<std::uint64_t> SlabMerge::final_labels(std::uint64_t slab, unsigned threads) const {
   const std::uint64_t count = counts_[slab];
   std::vector<std::uint64_t> table(count + 1);
   table[0] = 0;
-  const std::vector<std::uint32_t>& labels = face_labels_[slab];
-  const std::vector<std::uint64_t>& finals = face_finals_[slab];
-  const std::vector<std::uint64_t>& before = joined_before_[slab];
-  const std::uint64_t base = offsets_[slab] - joined_before_slab_[slab];
-  parallel_for(count, resolve_thread_count(threads, count),
-               [&](std::uint64_t begin, std::uint64_t end) {
-                 std::uint64_t k = static_cast<std::uint64_t>(
-                     std::lower_bound(labels.begin(), labels.end(), begin + 1) - labels.begin());
-                 for (std::uint64_t l = begin + 1; l <= end; ++l) {
-                   if (k < labels.size() && labels[k] == l) {
-                     table[l] = finals[k++];
-                   } else {
-                     table[l] = base + l - before[k];
-                   }
-                 }
-               });
+  const FaceTable faces = face_table(slab);
+  parallel_for(
+      count, resolve_thread_count(threads, count), [&](std::uint64_t begin, std::uint64_t end) {
+        // k walks the face labels alongside l: no search but the first.
+        std::uint64_t k = static_cast<std::uint64_t>(
+            std::lower_bound(faces.labels, faces.labels + faces.count, begin + 1) - faces.labels);
+        for (std::uint64_t l = begin + 1; l <= end; ++l) {
+          table[l] = final_label_at(faces, l, k);
+          if (k < faces.count && faces.labels[k] == l) ++k;
+        }
+      });
   return table;
 }
 

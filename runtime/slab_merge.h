@@ -15,10 +15,47 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/host_device.h"
 #include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl::detail {
+
+// What turns a slab's local labels into final ones: its local labels that lie on a face
+// (ascending), the final label of each, how many of the face labels before each are joined to
+// an earlier provisional component (one more entry than the face labels: the last counts them
+// all) and the slab's base (its offset less the joined ones in the slabs before it). Pointers
+// into host or device memory.
+struct FaceTable {
+  const std::uint32_t* labels = nullptr;
+  const std::uint64_t* finals = nullptr;
+  const std::uint64_t* joined_before = nullptr;
+  std::uint64_t count = 0;  // face labels
+  std::uint64_t base = 0;
+};
+
+// The final label of local label `label` >= 1, where k is the index of the first face label
+// not below it: the face label's own final label, or else its provisional label shifted down by
+// the joined ones before it.
+VOLCCL_HD std::uint64_t final_label_at(const FaceTable& table, std::uint64_t label,
+                                       std::uint64_t k) {
+  return k < table.count && table.labels[k] == label ? table.finals[k]
+                                                     : table.base + label - table.joined_before[k];
+}
+
+// The same, finding k by binary search, as a device thread for its one label.
+VOLCCL_HD std::uint64_t final_label_of(const FaceTable& table, std::uint64_t label) {
+  std::uint64_t low = 0, high = table.count;
+  while (low < high) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (table.labels[middle] < label) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return final_label_at(table, label, low);
+}
 
 // A volume cut into slabs of `depth` whole slices along its slowest axis: z, or y for a volume
 // of one slice (an image), whose slices are rows. The last slab may be thinner.
@@ -67,6 +104,8 @@ class SlabMerge {
   // Slab `slab`'s final labels by local label: table[l] for l = 0..local_count(slab), table[0]
   // = 0.
   std::vector<std::uint64_t> final_labels(std::uint64_t slab, unsigned threads) const;
+  // What they come from, in host memory, for a device to build the table (after join()).
+  FaceTable face_table(std::uint64_t slab) const;
 
  private:
   std::vector<std::uint64_t> face_pairs(std::uint64_t upper_slab) const;

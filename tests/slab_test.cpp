@@ -109,6 +109,40 @@ TEST(SlabMoments, ShiftedRowsEqualSumsInTheVolume) {
   }
 }
 
+// The device's rule for a slab's table (final_label_of, a binary search per local label) gives
+// the host's table (final_labels), for random volumes cut at every thickness.
+TEST(SlabMerge, DeviceTableRuleEqualsTheHostTable) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extent{13, 11, 29};
+  for (const double density : {0.3, 0.6}) {
+    const data::Volume volume = data::random_granular(extent, density, 1, seed);
+    const LabelInput input = LabelInput::binary(volume.voxels.data());
+    for (std::uint64_t depth = 1; depth < extent.z; ++depth) {
+      const detail::SlabPlan plan = detail::plan_slabs(extent, depth * extent.x * extent.y);
+      detail::SlabMerge merge(plan, 26, input);
+      for (std::uint64_t s = 0; s < plan.count(); ++s) {
+        std::vector<std::uint32_t> local(plan.voxels(s));
+        LabelOptions options;
+        options.backend = Backend::cpu;
+        const LabelResult part = label(volume.voxels.data() + plan.first_voxel(s),
+                                       plan.slab_extent(s), local.data(), options);
+        merge.add_slab(s, part.component_count, local.data(),
+                       local.data() + (plan.voxels(s) - plan.slice_voxels));
+      }
+      merge.join(2);
+      for (std::uint64_t s = 0; s < plan.count(); ++s) {
+        const std::vector<std::uint64_t> table = merge.final_labels(s, 2);
+        const detail::FaceTable faces = merge.face_table(s);
+        for (std::uint64_t l = 1; l < table.size(); ++l) {
+          ASSERT_EQ(detail::final_label_of(faces, l), table[l])
+              << "density " << density << ", depth " << depth << ", slab " << s << ", label " << l;
+        }
+      }
+    }
+  }
+}
+
 template <class Label>
 std::vector<Label> poisoned(std::uint64_t voxels) {
   return std::vector<Label>(voxels, static_cast<Label>(0xDEADBEEFDEADBEEFull));
