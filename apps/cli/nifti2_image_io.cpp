@@ -103,7 +103,7 @@ class HeaderBytes {
 // uncompressed; closed on destruction.
 class NiftiStream {
  public:
-  NiftiStream(const std::string& path, const char* mode) : path_(path) {
+  NiftiStream(const std::string& path, const char* mode) {
     stream_ = gzopen(path.c_str(), mode);
     if (stream_ != nullptr) gzbuffer(stream_, 1 << 20);
   }
@@ -154,7 +154,6 @@ class NiftiStream {
 
  private:
   static constexpr std::uint64_t kPiece = std::uint64_t{1} << 30;
-  std::string path_;
   gzFile stream_ = nullptr;
 };
 
@@ -404,8 +403,6 @@ void Nifti2ImageIO::ReadImageInformation() {
   // The index-to-world mapping of the first three axes in RAS+.
   Matrix3 ras{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
   std::array<double, 3> ras_origin{0, 0, 0};
-  std::array<double, 3> spacing{1, 1, 1};
-  for (unsigned i = 0; i < std::min(count, 3u); ++i) spacing[i] = GetSpacing(i);
   if (header.Get<std::int32_t>(kSformCode) > 0) {
     for (int row = 0; row < 3; ++row) {
       for (int column = 0; column < 3; ++column) {
