@@ -23,6 +23,17 @@
 
 namespace volccl::cli {
 
+std::string Trimmed(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t\r");
+  const std::size_t last = text.find_last_not_of(" \t\r");
+  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
+std::string Lowered(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 std::string Quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 std::string WithoutLibraryPrefix(std::string message) {
@@ -71,17 +82,6 @@ std::pair<bool, unsigned long long> SliceNumber(const fs::path& file) {
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(stem[begin - 1]))) --begin;
   if (begin == end || end - begin > 18) return {false, 0};
   return {true, std::stoull(stem.substr(begin, end - begin))};
-}
-
-std::string Trim(const std::string& text) {
-  const std::size_t first = text.find_first_not_of(" \t\r");
-  const std::size_t last = text.find_last_not_of(" \t\r");
-  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
-}
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
 }
 
 std::vector<std::string> Words(const std::string& text) {
@@ -201,7 +201,7 @@ fs::path CheckDataFile(const fs::path& file, const std::string& named, const std
 }
 
 bool IsMetaImage(const fs::path& file) {
-  const std::string extension = Lower(file.extension().string());
+  const std::string extension = Lowered(file.extension().string());
   return extension == ".mha" || extension == ".mhd";
 }
 
@@ -223,8 +223,8 @@ std::vector<fs::path> MetaImageDataFiles(const fs::path& file, const std::string
     // MetaIO takes "Key = value" and "Key: value" alike.
     const std::size_t equals = lines[i].find_first_of("=:");
     if (equals == std::string::npos) continue;
-    const std::string key = Lower(Trim(lines[i].substr(0, equals)));
-    const std::string value = Trim(lines[i].substr(equals + 1));
+    const std::string key = Lowered(Trimmed(lines[i].substr(0, equals)));
+    const std::string value = Trimmed(lines[i].substr(equals + 1));
     long long number = 0;
     if (key == "ndims") {
       if (!ParseInteger(value, 1, 4, dimensions)) {
@@ -245,11 +245,11 @@ std::vector<fs::path> MetaImageDataFiles(const fs::path& file, const std::string
       std::vector<std::string> names;
       if (words.empty()) {
         names.push_back("");
-      } else if (Lower(words[0]) == "local") {
+      } else if (Lowered(words[0]) == "local") {
         continue;
-      } else if (Lower(words[0]) == "list") {
+      } else if (Lowered(words[0]) == "list") {
         for (std::size_t j = i + 1; j < lines.size(); ++j) {
-          if (!Trim(lines[j]).empty()) names.push_back(Trim(lines[j]));
+          if (!Trimmed(lines[j]).empty()) names.push_back(Trimmed(lines[j]));
         }
         if (names.empty()) throw CommandError(named + ": its ElementDataFile LIST lists no file");
       } else if (value.find('%') != std::string::npos) {
@@ -289,14 +289,14 @@ std::vector<fs::path> NrrdDataFiles(const fs::path& file, const std::string& nam
     const std::size_t colon = lines[i].find(':');
     if (lines[i].rfind('#', 0) == 0 || colon == std::string::npos) continue;
     if (colon + 1 < lines[i].size() && lines[i][colon + 1] == '=') continue;  // key/value pair
-    const std::string field = Lower(Trim(lines[i].substr(0, colon)));
+    const std::string field = Lowered(Trimmed(lines[i].substr(0, colon)));
     if (field != "data file" && field != "datafile") continue;
-    const std::string value = Trim(lines[i].substr(colon + 1));
+    const std::string value = Trimmed(lines[i].substr(colon + 1));
     const std::vector<std::string> words = Words(value);
     std::vector<std::string> names;
     if (!words.empty() && words[0] == "LIST") {
       for (std::size_t j = i + 1; j < lines.size(); ++j) {
-        if (!Trim(lines[j]).empty()) names.push_back(Trim(lines[j]));
+        if (!Trimmed(lines[j]).empty()) names.push_back(Trimmed(lines[j]));
       }
       if (names.empty()) throw CommandError(named + ": its data file LIST lists no file");
       i = lines.size();

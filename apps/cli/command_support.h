@@ -31,6 +31,10 @@ std::string WithoutLibraryPrefix(std::string message);
 
 fs::path DirectoryOf(const fs::path& file);
 
+// Without leading and trailing blanks (spaces, tabs, carriage returns); in ASCII lower case.
+std::string Trimmed(const std::string& text);
+std::string Lowered(std::string text);
+
 // INPUT exists and can be opened: a file, or a directory (of slices; input_image.h reads it).
 void CheckInput(const fs::path& input);
 

@@ -19,17 +19,6 @@
 namespace volccl::cli {
 namespace {
 
-std::string Trimmed(const std::string& text) {
-  const std::size_t first = text.find_first_not_of(" \t\r");
-  const std::size_t last = text.find_last_not_of(" \t\r");
-  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
-}
-
-std::string Lowered(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 std::uint64_t FileSize(const fs::path& file) {
   std::error_code error;
   const std::uintmax_t size = fs::file_size(file, error);

@@ -234,20 +234,15 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
 void CheckMemoryAvailable(std::uint64_t needed, const std::string& what) {
   const std::uint64_t available = AvailableMemoryBytes();
   if (available != 0 && needed > available) {
-    throw CommandError(what + " need about " + GiB(needed) + " of memory; this machine has " +
+    throw CommandError(what + " needs about " + GiB(needed) + " of memory; this machine has " +
                        GiB(available) + " available");
   }
 }
 
 void CheckReadable(const InputInformation& information, std::size_t extra_bytes_per_voxel) {
-  const std::uint64_t needed =
-      information.extent.voxel_count() * (information.bytes_per_voxel + extra_bytes_per_voxel);
-  const std::uint64_t available = AvailableMemoryBytes();
-  if (available != 0 && needed > available) {
-    throw CommandError(information.named + " (" + information.extent.to_string() +
-                       " voxels) needs about " + GiB(needed) +
-                       " of memory to label; this machine has " + GiB(available) + " available");
-  }
+  CheckMemoryAvailable(
+      information.extent.voxel_count() * (information.bytes_per_voxel + extra_bytes_per_voxel),
+      information.named + " (" + information.extent.to_string() + " voxels)");
   if (!information.slices.empty()) return;  // ReadInputInformation checked every slice
   CheckVoxelData(information.path, information.named, information.io->GetNameOfClass(),
                  information.io->GetImageSizeInBytes());

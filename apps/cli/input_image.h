@@ -44,8 +44,8 @@ InputInformation ReadInputInformation(const fs::path& input, const std::string& 
 // that holds fewer voxels than its header promises, which ITK's readers would fill with zeros.
 void CheckReadable(const InputInformation& information, std::size_t extra_bytes_per_voxel);
 
-// Refuses work that needs more than the memory this machine has available: `what` ("N
-// components in 64-bit labels") need `needed` bytes.
+// Refuses work that needs more than the memory this machine has available: `what` ("labeling
+// N components in 64 bits") needs `needed` bytes.
 void CheckMemoryAvailable(std::uint64_t needed, const std::string& what);
 
 // Reads the voxels as TImage (any scalar pixel type; ITK converts). NaN and infinite values

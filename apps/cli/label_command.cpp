@@ -636,8 +636,9 @@ AnyLabeledImage<VDimension> LabelWithFallback(const itk::Image<TPixel, VDimensio
     return label_into(std::uint32_t{});
   } catch (const TooManyComponents& error) {
     const std::uint64_t voxels = image->GetBufferedRegion().GetNumberOfPixels();
-    CheckMemoryAvailable(voxels * sizeof(std::uint64_t),
-                         std::to_string(error.component_count()) + " components in 64-bit labels");
+    CheckMemoryAvailable(
+        voxels * sizeof(std::uint64_t),
+        "labeling " + std::to_string(error.component_count()) + " components in 64 bits");
     if (!quiet) {
       std::cerr << "volccl: " << error.component_count()
                 << " components need 64-bit labels; labeling again into them\n";

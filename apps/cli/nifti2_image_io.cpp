@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "command_support.h"
+
 namespace volccl::cli {
 namespace {
 
@@ -159,12 +161,6 @@ class NiftiStream {
 
 bool EndsWith(const std::string& text, const std::string& end) {
   return text.size() > end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
-std::string Lowered(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 // Reads the 540 bytes of a NIfTI-2 header; false when the file is not one.
