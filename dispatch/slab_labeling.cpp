@@ -72,9 +72,8 @@ LabelResult label_slabs_on_cpu(const LabelInput& input, Extent3 extent, Label* l
 
   if (statistics != nullptr) statistics->assign(merge.component_count(), ComponentMoments{});
   for (std::uint64_t s = 0; s < plan.count(); ++s) {
-    if (merge.keeps_local_labels(s) && statistics == nullptr) continue;
-    const std::vector<std::uint64_t> finals = merge.final_labels(s, threads);
     if (!merge.keeps_local_labels(s)) {
+      const std::vector<std::uint64_t> finals = merge.final_labels(s, threads);
       Label* slab_labels = labels + plan.first_voxel(s);
       parallel_for(plan.voxels(s), threads, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t i = begin; i < end; ++i) {
@@ -83,7 +82,7 @@ LabelResult label_slabs_on_cpu(const LabelInput& input, Extent3 extent, Label* l
       });
     }
     if (statistics != nullptr) {
-      add_slab_moments(*statistics, slab_moments[s], finals, plan, s);
+      add_slab_moments(*statistics, slab_moments[s], merge.face_table(s), plan, s);
       std::vector<ComponentMoments>().swap(slab_moments[s]);
     }
   }

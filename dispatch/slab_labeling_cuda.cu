@@ -4,8 +4,8 @@
 // host (runtime/slab_merge.h); then its final labels are gathered on the device from the slab's
 // table. Where every slab's local labels fit the device at once they stay there between the
 // two passes; elsewhere the slab is uploaded and labeled again, which costs far less than
-// moving its local labels to the host and back. Two host threads each
-// stream every other slab on a stream of their own, so that one's copies overlap the other's.
+// moving its local labels to the host and back. Two host threads each stream every other slab
+// on a stream of their own, so that one's copies overlap the other's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -276,8 +276,6 @@ class SlabStreamer {
       if (one_slab) one_slab_count_ = part.component_count;
     }
     const bool keeps_local = one_slab || merge_.keeps_local_labels(s);
-    std::vector<std::uint64_t> finals;  // the host's table, for the statistics
-    if (!one_slab && statistics_ != nullptr) finals = merge_.final_labels(s, 0);
     const std::uint64_t voxels = plan_.voxels(s);
     DeviceBuffer<std::uint64_t> table(keeps_local ? 0 : merge_.local_count(s) + 1, stream.stream,
                                       "a slab's final labels");
@@ -302,7 +300,7 @@ class SlabStreamer {
       if (one_slab) {
         *statistics_ = std::move(rows);
       } else {
-        add_slab_moments(*statistics_, rows, finals, plan_, s);
+        add_slab_moments(*statistics_, rows, merge_.face_table(s), plan_, s);
       }
     }
   }

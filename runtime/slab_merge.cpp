@@ -290,13 +290,14 @@ void add_slab_result(LabelResult& volume, const LabelResult& slab) {
 }
 
 void add_slab_moments(std::vector<ComponentMoments>& volume,
-                      const std::vector<ComponentMoments>& slab_rows,
-                      const std::vector<std::uint64_t>& final_labels, const SlabPlan& plan,
-                      std::uint64_t slab) {
+                      const std::vector<ComponentMoments>& slab_rows, const FaceTable& faces,
+                      const SlabPlan& plan, std::uint64_t slab) {
+  std::uint64_t k = 0;  // walks the face labels alongside l
   for (std::uint64_t l = 1; l <= slab_rows.size(); ++l) {
     ComponentMoments row = slab_rows[l - 1];
     shift_moments(row, plan.along_y(), plan.first_slice(slab));
-    add_moments(volume[final_labels[l] - 1], row);
+    add_moments(volume[final_label_at(faces, l, k) - 1], row);
+    if (k < faces.count && faces.labels[k] == l) ++k;
   }
 }
 

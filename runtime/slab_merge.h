@@ -130,11 +130,10 @@ class SlabMerge {
 void add_slab_result(LabelResult& volume, const LabelResult& slab);
 
 // Adds the moments of slab `slab`'s components (rows by local label, in the slab's own
-// coordinates) to the rows of the volume's components they belong to, by final_labels().
+// coordinates) to the rows of the volume's components they belong to, by its face table.
 void add_slab_moments(std::vector<ComponentMoments>& volume,
-                      const std::vector<ComponentMoments>& slab_rows,
-                      const std::vector<std::uint64_t>& final_labels, const SlabPlan& plan,
-                      std::uint64_t slab);
+                      const std::vector<ComponentMoments>& slab_rows, const FaceTable& faces,
+                      const SlabPlan& plan, std::uint64_t slab);
 
 // Moments measured in a slab's own coordinates, moved to the volume's: the slab starts at
 // `first_slice` along z (or y for a one-slice volume).
