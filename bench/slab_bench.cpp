@@ -174,9 +174,10 @@ int main(int argc, char** argv) {
     std::cout << std::fixed << std::setprecision(1) << "pinned copies of 1 GiB: upload "
               << bandwidth.upload / 1e9 << " GB/s, download " << bandwidth.download / 1e9
               << " GB/s\n";
-    std::cout << "volume,connectivity,mode,budget_bytes,slabs,components,median_ms,min_ms,"
-                 "ns_per_voxel,floor_ms,over_floor,peak_device_bytes,upload_ms,labeling_ms,"
-                 "join_ms,download_ms\n";
+    std::cout
+        << "volume,connectivity,mode,budget_bytes,slabs,kept_on_device,components,median_ms,min_ms,"
+           "ns_per_voxel,floor_ms,over_floor,peak_device_bytes,upload_ms,labeling_ms,"
+           "join_ms,download_ms\n";
     for (const std::string& name : volumes) {
       auto start = std::chrono::steady_clock::now();
       const volccl::data::Volume volume = make_volume(name, connectomics);
@@ -221,8 +222,9 @@ int main(int argc, char** argv) {
           const double labeling_ms = steps.initialization_ms + steps.merge_ms +
                                      steps.compression_ms + steps.final_labeling_ms;
           std::cout << std::setprecision(3) << name << ',' << connectivity << ',' << c.mode << ','
-                    << c.budget << ',' << result.slab_count << ',' << result.component_count << ','
-                    << median_ms << ',' << *std::min_element(ms.begin(), ms.end()) << ','
+                    << c.budget << ',' << result.slab_count << ','
+                    << volccl::to_string(result.slab_residency) << ',' << result.component_count
+                    << ',' << median_ms << ',' << *std::min_element(ms.begin(), ms.end()) << ','
                     << median_ms * 1e6 / voxels << ',' << floor_ms << ',' << median_ms / floor_ms
                     << ',' << result.peak_device_bytes << ',' << steps.upload_ms << ','
                     << labeling_ms << ',' << steps.relabel_ms << ',' << steps.download_ms << '\n'

@@ -3,9 +3,10 @@
 // through the device. Each slab is labeled for the labels on its faces, which are joined on the
 // host (runtime/slab_merge.h); then its final labels are gathered on the device from the slab's
 // table. Where every slab's local labels fit the device at once they stay there between the
-// two passes; elsewhere the slab is uploaded and labeled again, which costs far less than
-// moving its local labels to the host and back. Two host threads each stream every other slab
-// on a stream of their own, so that one's copies overlap the other's.
+// two passes; elsewhere the slab is labeled again, from the input kept on the device where the
+// whole input fits, else uploaded again, which costs far less than moving its local labels to
+// the host and back. Two host threads each stream every other slab on a stream of their own,
+// so that one's copies overlap the other's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,9 +34,18 @@ namespace {
 constexpr unsigned kSlabStreams = 2;
 // Left to the CUDA context, the pool's granularity and the pinned words, below any budget.
 constexpr std::uint64_t kReservedBytes = std::uint64_t{256} << 20;
-// The most slabs the resident local labels may cost: thinner ones lose more than the second
-// upload and labeling they save.
+// The most slabs the resident local labels, or the resident input, may cost: thinner ones lose
+// more than the second upload (and labeling) they save.
 constexpr std::uint64_t kMostResidentSlabs = 16;
+constexpr std::uint64_t kMostInputResidentSlabs = 32;
+
+// A slab's voxels, of `voxel_bytes` each, rounded up so that consecutive slabs in one buffer
+// begin at multiples of 256 bytes, the alignment of an allocation, which the labelers' wide
+// loads and stores need.
+std::uint64_t aligned_voxels(std::uint64_t voxels, std::size_t voxel_bytes) {
+  const std::uint64_t per_256 = 256 / voxel_bytes;
+  return (voxels + per_256 - 1) / per_256 * per_256;
+}
 
 // out[i] = final_labels[local[i]], or local[i] widened where there is no table (one slab).
 // `out` may be `local` itself.
@@ -103,22 +113,26 @@ class SlabStreamer {
     result_.slab_count = plan.count();
   }
 
-  // `resident`: every slab's local labels stay on the device between the passes.
-  LabelResult run(bool resident) {
+  LabelResult run(SlabResidency residency) {
     StepClock whole_call;
+    result_.slab_residency = residency;
     const unsigned stream_count =
         static_cast<unsigned>(std::min<std::uint64_t>(kSlabStreams, plan_.count()));
     const unsigned copy_threads = std::max(1u, std::thread::hardware_concurrency() / stream_count);
     for (unsigned t = 0; t < stream_count; ++t) {
       streams_.push_back(
-          std::make_unique<Stream>(plan_, size_of(input_.type), copy_threads, resident));
+          std::make_unique<Stream>(plan_, size_of(input_.type), copy_threads, residency));
     }
-    if (resident) {
+    if (residency == SlabResidency::labels) {
       resident_labels_.emplace(plan_.count() * resident_stride(), streams_.front()->stream,
                                "every slab's labels");
       if (statistics_ != nullptr) slab_rows_.resize(plan_.count());
-      VOLCCL_CUDA_CHECK(cudaStreamSynchronize(streams_.front()->stream));
     }
+    if (residency == SlabResidency::input) {
+      resident_input_.emplace(plan_.count() * input_stride(), streams_.front()->stream,
+                              "the whole input");
+    }
+    VOLCCL_CUDA_CHECK(cudaStreamSynchronize(streams_.front()->stream));
     if (plan_.count() > 1) {
       on_streams([this](Stream& stream, std::uint64_t s) { find_faces(stream, s); });
       StepClock clock;
@@ -147,7 +161,7 @@ class SlabStreamer {
   };
 
   // A stream of slabs: its CUDA stream, its pinned staging and its device buffers, sized for
-  // the thickest slab, kept for both passes.
+  // the thickest slab, kept for both passes (none for what stays on the device).
   struct Stream {
     OwnedStream owned;  // destroyed last, after the buffers' frees are enqueued on it
     cudaStream_t stream;
@@ -157,11 +171,13 @@ class SlabStreamer {
     DeviceBuffer<Label> wide;  // empty for 32-bit labels, gathered in place
     std::vector<std::uint32_t> first_slice, last_slice;
 
-    Stream(const SlabPlan& plan, std::size_t value_bytes, unsigned copy_threads, bool resident)
+    Stream(const SlabPlan& plan, std::size_t value_bytes, unsigned copy_threads,
+           SlabResidency residency)
         : stream(owned.get()),
           staging(copy_threads),
-          input(plan.voxels(0) * value_bytes, stream, "a slab of the input"),
-          local(resident ? 0 : plan.voxels(0), stream, "a slab's labels"),
+          input(residency == SlabResidency::input ? 0 : plan.voxels(0) * value_bytes, stream,
+                "a slab of the input"),
+          local(residency == SlabResidency::labels ? 0 : plan.voxels(0), stream, "a slab's labels"),
           wide(sizeof(Label) == 4 ? 0 : plan.voxels(0), stream, "a slab's 64-bit labels"),
           first_slice(plan.slice_voxels),
           last_slice(plan.slice_voxels) {}
@@ -195,12 +211,17 @@ class SlabStreamer {
     }
   }
 
-  // The labels of consecutive slabs in the resident labels lie this many apart: the thickest
-  // slab's voxels rounded up to 256 bytes, the alignment of an allocation, which the labelers'
-  // wide loads and stores need.
+  // The labels (or input values) of consecutive slabs in the resident ones lie this many apart.
   std::uint64_t resident_stride() const {
-    constexpr std::uint64_t kAlignedLabels = 256 / sizeof(std::uint32_t);
-    return (plan_.voxels(0) + kAlignedLabels - 1) / kAlignedLabels * kAlignedLabels;
+    return aligned_voxels(plan_.voxels(0), sizeof(std::uint32_t));
+  }
+  std::uint64_t input_stride() const {
+    return aligned_voxels(plan_.voxels(0), size_of(input_.type)) * size_of(input_.type);
+  }
+
+  // Where slab s's input is on the device: in the resident input, or in its stream's buffer.
+  std::uint8_t* input_of(Stream& stream, std::uint64_t s) const {
+    return resident_input_ ? resident_input_->data() + s * input_stride() : stream.input.data();
   }
 
   // Where slab s's local labels are: in the resident labels, or in its stream's buffer.
@@ -209,12 +230,16 @@ class SlabStreamer {
                             : stream.local.data();
   }
 
-  LabelResult label_slab(Stream& stream, std::uint64_t s, cuda::DeviceMoments* moments) {
+  // Labels slab s, uploading it first unless the resident input holds it already.
+  LabelResult label_slab(Stream& stream, std::uint64_t s, cuda::DeviceMoments* moments,
+                         bool upload) {
     const std::uint64_t voxels = plan_.voxels(s);
-    stream.staging->upload(stream.input.data(), slab_input(input_, plan_, s).data,
-                           voxels * size_of(input_.type), stream.stream);
+    if (upload) {
+      stream.staging->upload(input_of(stream, s), slab_input(input_, plan_, s).data,
+                             voxels * size_of(input_.type), stream.stream);
+    }
     LabelInput on_device = input_;
-    on_device.data = stream.input.data();
+    on_device.data = input_of(stream, s);
     const LabelResult part = label_on_device(on_device, plan_.slab_extent(s), local_of(stream, s),
                                              options_, stream.stream, moments);
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -252,7 +277,7 @@ class SlabStreamer {
   void find_faces(Stream& stream, std::uint64_t s) {
     cuda::DeviceMoments moments;
     const bool measures = !slab_rows_.empty();
-    const LabelResult part = label_slab(stream, s, measures ? &moments : nullptr);
+    const LabelResult part = label_slab(stream, s, measures ? &moments : nullptr, true);
     const std::uint32_t* local = local_of(stream, s);
     const std::uint64_t slice_bytes = plan_.slice_voxels * sizeof(std::uint32_t);
     VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.first_slice.data(), local, slice_bytes,
@@ -265,14 +290,15 @@ class SlabStreamer {
     merge_.add_slab(s, part.component_count, stream.first_slice.data(), stream.last_slice.data());
   }
 
-  // Second pass: the slab labeled again unless its labels stayed on the device, its final
-  // labels gathered on the device and copied to their place, and its statistics added to its
-  // components'.
+  // Second pass: the slab labeled again unless its labels stayed on the device (from its input
+  // there, or uploaded again), its final labels gathered on the device and copied to their
+  // place, and its statistics added to its components'.
   void write_slab(Stream& stream, std::uint64_t s) {
     cuda::DeviceMoments moments;
     const bool one_slab = plan_.count() == 1;
     if (!resident_labels_) {
-      const LabelResult part = label_slab(stream, s, statistics_ != nullptr ? &moments : nullptr);
+      const LabelResult part =
+          label_slab(stream, s, statistics_ != nullptr ? &moments : nullptr, !resident_input_);
       if (one_slab) one_slab_count_ = part.component_count;
     }
     const bool keeps_local = one_slab || merge_.keeps_local_labels(s);
@@ -318,6 +344,7 @@ class SlabStreamer {
   std::vector<std::unique_ptr<Stream>> streams_;
   // Declared after the streams: freed on the first one's stream before it is destroyed.
   std::optional<DeviceBuffer<std::uint32_t>> resident_labels_;
+  std::optional<DeviceBuffer<std::uint8_t>> resident_input_;
   std::vector<std::vector<ComponentMoments>> slab_rows_;  // resident labels' statistics
 };
 
@@ -347,17 +374,30 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
       }
     }
   }
-  // Two slabs in flight share the budget, beside every slab's local labels where those fit
-  // with slabs of at least a sixteenth of the volume.
+  // Two slabs in flight share the budget, beside every slab's local labels where those fit with
+  // slabs of at least a sixteenth of the volume, else beside the whole input where that fits
+  // with slabs of at least a thirty-second.
   const std::uint64_t now_available = memory_budget(options);
   const auto usable = static_cast<double>(now_available);
-  const double resident_bytes = sizeof(std::uint32_t) * static_cast<double>(voxels);
-  const auto resident_fitting = static_cast<std::uint64_t>(std::max(0.0, usable - resident_bytes) /
-                                                           (kSlabStreams * per_voxel));
-  const bool resident = resident_fitting >= voxels / kMostResidentSlabs &&
-                        resident_fitting >= plan_slabs(extent, 1).slice_voxels;
-  const auto fitting =
-      resident ? resident_fitting : static_cast<std::uint64_t>(usable / (kSlabStreams * per_voxel));
+  const std::uint64_t slice_voxels = plan_slabs(extent, 1).slice_voxels;
+  const auto fitting_beside = [&](double resident_bytes, double slab_per_voxel) {
+    return static_cast<std::uint64_t>(std::max(0.0, usable - resident_bytes) /
+                                      (kSlabStreams * slab_per_voxel));
+  };
+  const double value_bytes = static_cast<double>(size_of(input.type));
+  SlabResidency residency = SlabResidency::none;
+  std::uint64_t fitting = fitting_beside(0, per_voxel);
+  const std::uint64_t labels_fitting =
+      fitting_beside(sizeof(std::uint32_t) * static_cast<double>(voxels), per_voxel);
+  const std::uint64_t input_fitting =
+      fitting_beside(value_bytes * static_cast<double>(voxels), per_voxel - value_bytes);
+  if (labels_fitting >= voxels / kMostResidentSlabs && labels_fitting >= slice_voxels) {
+    residency = SlabResidency::labels;
+    fitting = labels_fitting;
+  } else if (input_fitting >= voxels / kMostInputResidentSlabs && input_fitting >= slice_voxels) {
+    residency = SlabResidency::input;
+    fitting = input_fitting;
+  }
   const SlabPlan plan = plan_slabs(extent, std::min(fitting, slab_voxel_limit(options)));
   if (static_cast<double>(plan.voxels(0)) * kSlabStreams * per_voxel > usable) {
     throw OutOfDeviceMemory("volccl: a slab of one slice of " + extent.to_string() +
@@ -367,7 +407,7 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
                             static_cast<std::size_t>(plan.voxels(0) * kSlabStreams * per_voxel));
   }
   LabelResult result = SlabStreamer<Label>(input, plan, labels, options, statistics)
-                           .run(resident && plan.count() > 1);
+                           .run(plan.count() > 1 ? residency : SlabResidency::none);
   result.peak_device_bytes = peak_device_memory();
   return result;
 }

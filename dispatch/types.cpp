@@ -35,6 +35,19 @@ std::string to_string(Backend backend) {
                         std::to_string(static_cast<int>(backend)));
 }
 
+std::string to_string(SlabResidency residency) {
+  switch (residency) {
+    case SlabResidency::none:
+      return "none";
+    case SlabResidency::input:
+      return "input";
+    case SlabResidency::labels:
+      return "labels";
+  }
+  throw InvalidArgument("unknown volccl::SlabResidency value " +
+                        std::to_string(static_cast<int>(residency)));
+}
+
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = [] {
     std::vector<Algorithm> list;

@@ -1,38 +1,46 @@
 #include "runtime/slab_merge.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "runtime/cpu_parallel.h"
+#include "runtime/host_device.h"
+#include "runtime/union_find.h"
 
 namespace volccl::detail {
 namespace {
 
 struct SliceOffset {
   int dx, dy;
+  // The voxel at this offset is also at offset (dx + 1, dy) of the voxel to the left: where that
+  // one holds the same label, the pair is known already.
+  bool seen_from_left = false;
 };
 
 // The voxels of the slice below that a voxel of a slab's first slice touches, as offsets within
 // the slice. In a one-slice volume the slices are rows, and the offsets along y fall outside.
 std::vector<SliceOffset> offsets_across_face(int connectivity) {
-  if (connectivity == 4 || connectivity == 6) return {{0, 0}};
-  if (connectivity == 8) return {{-1, 0}, {0, 0}, {1, 0}};
-  if (connectivity == 18) return {{0, -1}, {-1, 0}, {0, 0}, {1, 0}, {0, 1}};
-  std::vector<SliceOffset> all;
-  for (int dy = -1; dy <= 1; ++dy) {
-    for (int dx = -1; dx <= 1; ++dx) all.push_back({dx, dy});
+  std::vector<SliceOffset> offsets;
+  if (connectivity == 4 || connectivity == 6) {
+    offsets = {{0, 0}};
+  } else if (connectivity == 8) {
+    offsets = {{-1, 0}, {0, 0}, {1, 0}};
+  } else if (connectivity == 18) {
+    offsets = {{0, -1}, {-1, 0}, {0, 0}, {1, 0}, {0, 1}};
+  } else {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) offsets.push_back({dx, dy});
+    }
   }
-  return all;
-}
-
-std::uint64_t find_root(std::vector<std::uint64_t>& parent, std::uint64_t node) {
-  while (parent[node] != node) {
-    parent[node] = parent[parent[node]];
-    node = parent[node];
+  for (SliceOffset& offset : offsets) {
+    offset.seen_from_left =
+        std::any_of(offsets.begin(), offsets.end(), [&](const SliceOffset& other) {
+          return other.dx == offset.dx + 1 && other.dy == offset.dy;
+        });
   }
-  return node;
+  return offsets;
 }
 
 }  // namespace
@@ -79,9 +87,43 @@ void SlabMerge::add_slab(std::uint64_t slab, std::uint64_t count, const std::uin
   if (slab + 1 < plan_.count()) last_slices_[slab].assign(last_slice, last_slice + n);
 }
 
-// The pairs (upper local label << 32 | lower local label) of components that touch across the
-// face below slab `upper_slab`, ascending and without repeats.
-std::vector<std::uint64_t> SlabMerge::face_pairs(std::uint64_t upper_slab) const {
+namespace {
+
+// The face labels' nodes, parents in a concurrent union-find (runtime/union_find.h).
+struct FaceForest {
+  std::uint64_t* parents;
+  std::uint64_t* slot(std::uint64_t node) const { return parents + node; }
+};
+
+// An array left for its writer to fill: the merge's arrays are written in parallel, which also
+// spreads their first touch, whose page faults cost more than the writes on some hosts.
+template <class T>
+std::unique_ptr<T[]> unfilled(std::uint64_t count) {
+  return std::unique_ptr<T[]>(new T[count]);
+}
+
+void set_bit(std::uint64_t* words, std::uint32_t label) {
+  const std::uint64_t bit = std::uint64_t{1} << (label % 64);
+  std::uint64_t* word = words + label / 64;
+  // Most labels come back many times: a load is cheaper than an atomic that changes nothing.
+  if ((load_relaxed(word) & bit) == 0) __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
+}
+
+}  // namespace
+
+std::uint64_t SlabMerge::node_of(std::uint64_t slab, std::uint32_t label) const {
+  const FaceBits& bits = face_bits_[slab];
+  const std::uint64_t below = bits.words[label / 64] & ((std::uint64_t{1} << (label % 64)) - 1);
+  return node_base_[slab] + bits.ones_before[label / 64] +
+         static_cast<std::uint64_t>(__builtin_popcountll(below));
+}
+
+// Calls touch(upper label, lower label) for every two voxels that touch across the face below
+// slab `upper_slab` (and hold the same value in a label map), in rows [begin, end) of the face,
+// skipping a pair that repeats the one before.
+template <class Touch>
+void SlabMerge::for_each_pair(std::uint64_t upper_slab, std::uint64_t begin, std::uint64_t end,
+                              const Touch& touch) const {
   const std::vector<std::uint32_t>& upper = first_slices_[upper_slab];
   const std::vector<std::uint32_t>& lower = last_slices_[upper_slab - 1];
   const std::uint64_t width = plan_.extent.x;
@@ -91,14 +133,15 @@ std::vector<std::uint64_t> SlabMerge::face_pairs(std::uint64_t upper_slab) const
   const std::size_t value_bytes = size_of(input_.type);
   const auto* values = static_cast<const unsigned char*>(input_.data);
   const std::vector<SliceOffset> offsets = offsets_across_face(connectivity_);
-  std::vector<std::uint64_t> pairs;
   std::uint64_t previous = 0;
-  for (std::uint64_t y = 0; y < height; ++y) {
+  for (std::uint64_t y = begin; y < end; ++y) {
     for (std::uint64_t x = 0; x < width; ++x) {
       const std::uint64_t i = y * width + x;
       const std::uint32_t a = upper[i];
       if (a == 0) continue;
+      const bool same_as_left = x > 0 && upper[i - 1] == a;
       for (const SliceOffset& offset : offsets) {
+        if (same_as_left && offset.seen_from_left) continue;
         // Unsigned wrap-around takes x - 1 at x = 0 (and y - 1) outside, as past the far side.
         const std::uint64_t nx = x + static_cast<std::uint64_t>(std::int64_t{offset.dx});
         const std::uint64_t ny = y + static_cast<std::uint64_t>(std::int64_t{offset.dy});
@@ -112,14 +155,77 @@ std::vector<std::uint64_t> SlabMerge::face_pairs(std::uint64_t upper_slab) const
           continue;
         }
         const std::uint64_t pair = std::uint64_t{a} << 32 | b;
-        if (pair != previous) pairs.push_back(pair);
+        if (pair == previous) continue;
         previous = pair;
+        touch(a, b);
       }
     }
   }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  return pairs;
+}
+
+// Runs `rows_body(face, begin, end)` over every face's rows, shared among the workers.
+template <class RowsBody>
+void SlabMerge::on_face_rows(unsigned threads, const RowsBody& rows_body) const {
+  const std::uint64_t faces = plan_.count() - 1;  // face f lies below slab f + 1
+  const std::uint64_t rows = plan_.slice_voxels / plan_.extent.x;
+  parallel_for(faces * rows, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    while (begin < end) {
+      const std::uint64_t face = begin / rows;
+      const std::uint64_t face_end = std::min(end, (face + 1) * rows);
+      rows_body(face, begin - face * rows, face_end - face * rows);
+      begin = face_end;
+    }
+  });
+}
+
+// Slab `slab`'s face labels as bits by local label, and the ones before each word. Those on its
+// first slice are 1..m, m the largest, since a slab numbers its components in raster order of
+// their first voxels and these have theirs there; those on its last slice are marked one by
+// one. (Marking only the labels that touch another slab's would take a second pass over the
+// faces' neighbours.)
+void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
+  FaceBits& bits = face_bits_[slab];
+  bits.word_count = counts_[slab] / 64 + 1;
+  bits.words = unfilled<std::uint64_t>(bits.word_count);
+  const std::vector<std::uint32_t>& first = first_slices_[slab];
+  std::uint32_t first_labels = 0;
+  parallel_for(first.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
+    atomic_max(&first_labels, *std::max_element(first.begin() + begin, first.begin() + end));
+  });
+  parallel_for(bits.word_count, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t w = begin; w < end; ++w) {
+      const std::uint64_t low = w * 64;  // the label of the word's bit 0
+      bits.words[w] = first_labels < low         ? 0
+                      : first_labels >= low + 63 ? ~std::uint64_t{0}
+                                                 : (std::uint64_t{2} << (first_labels - low)) - 1;
+    }
+  });
+  bits.words[0] &= ~std::uint64_t{1};  // label 0 is the background
+  const std::vector<std::uint32_t>& last = last_slices_[slab];
+  parallel_for(last.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (last[i] > first_labels) set_bit(bits.words.get(), last[i]);
+    }
+  });
+  bits.ones_before = unfilled<std::uint64_t>(bits.word_count + 1);
+  bits.ones_before[0] = 0;
+  for (std::uint64_t w = 0; w < bits.word_count; ++w) {
+    bits.ones_before[w + 1] =
+        bits.ones_before[w] + static_cast<std::uint64_t>(__builtin_popcountll(bits.words[w]));
+  }
+}
+
+// Slab `slab`'s face labels, ascending, from its bits into face_labels_ from its first node.
+void SlabMerge::list_face_labels(std::uint64_t slab, unsigned threads) {
+  const FaceBits& bits = face_bits_[slab];
+  parallel_for(bits.word_count, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    std::uint32_t* label = face_labels_.get() + node_base_[slab] + bits.ones_before[begin];
+    for (std::uint64_t w = begin; w < end; ++w) {
+      for (std::uint64_t word = bits.words[w]; word != 0; word &= word - 1) {
+        *label++ = static_cast<std::uint32_t>(w * 64 + lowest_bit(word));
+      }
+    }
+  });
 }
 
 void SlabMerge::join(unsigned threads) {
@@ -128,104 +234,129 @@ void SlabMerge::join(unsigned threads) {
   for (std::uint64_t s = 1; s < slabs; ++s) offsets_[s] = offsets_[s - 1] + counts_[s - 1];
   const std::uint64_t provisional = offsets_[slabs - 1] + counts_[slabs - 1];
 
-  // Face f lies below slab f + 1.
-  const std::uint64_t faces = slabs - 1;
-  std::vector<std::vector<std::uint64_t>> pairs(faces);
-  parallel_for(faces, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t f = begin; f < end; ++f) pairs[f] = face_pairs(f + 1);
+  // Slabs side by side, each with a share of the threads: starting threads for each of many
+  // thin slabs would cost more than their work.
+  const auto slab_workers = static_cast<unsigned>(std::min<std::uint64_t>(threads, slabs));
+  const unsigned threads_per_slab = std::max(1u, threads / slab_workers);
+  face_bits_.clear();
+  face_bits_.resize(slabs);
+  parallel_for(slabs, slab_workers, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t s = begin; s < end; ++s) mark_face_labels(s, threads_per_slab);
   });
 
-  // The labels of each slab on a face that touch another slab's component.
-  face_labels_.assign(slabs, {});
-  parallel_for(slabs, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t s = begin; s < end; ++s) {
-      std::vector<std::uint32_t>& labels = face_labels_[s];
-      if (s > 0) {
-        for (const std::uint64_t pair : pairs[s - 1]) labels.push_back(pair >> 32);
-      }
-      if (s < faces) {
-        for (const std::uint64_t pair : pairs[s]) labels.push_back(pair & 0xFFFFFFFFu);
-      }
-      std::sort(labels.begin(), labels.end());
-      labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
-    }
-  });
-  std::vector<std::uint64_t> node_base(slabs + 1, 0);
-  for (std::uint64_t s = 0; s < slabs; ++s)
-    node_base[s + 1] = node_base[s] + face_labels_[s].size();
-
-  // Nodes are numbered in the order of their provisional components, so that uniting under the
-  // smaller node keeps every component's smallest provisional component at its root.
-  const auto node_of = [&](std::uint64_t slab, std::uint32_t label) {
-    const std::vector<std::uint32_t>& labels = face_labels_[slab];
-    return node_base[slab] +
-           static_cast<std::uint64_t>(std::lower_bound(labels.begin(), labels.end(), label) -
-                                      labels.begin());
-  };
-  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> edges(faces);
-  parallel_for(faces, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t f = begin; f < end; ++f) {
-      edges[f].reserve(pairs[f].size());
-      for (const std::uint64_t pair : pairs[f]) {
-        edges[f].emplace_back(node_of(f + 1, static_cast<std::uint32_t>(pair >> 32)),
-                              node_of(f, static_cast<std::uint32_t>(pair & 0xFFFFFFFFu)));
-      }
-      std::vector<std::uint64_t>().swap(pairs[f]);
-    }
-  });
-  std::vector<std::uint64_t> parent(node_base[slabs]);
-  for (std::uint64_t i = 0; i < parent.size(); ++i) parent[i] = i;
-  for (const auto& face : edges) {
-    for (const auto& [a, b] : face) {
-      const std::uint64_t root_a = find_root(parent, a);
-      const std::uint64_t root_b = find_root(parent, b);
-      if (root_a < root_b) parent[root_b] = root_a;
-      if (root_b < root_a) parent[root_a] = root_b;
-    }
-  }
-
-  // Every parent precedes its child, so one pass in node order flattens the trees and numbers
-  // the roots.
-  face_finals_.assign(slabs, {});
-  joined_before_.assign(slabs, {});
-  joined_before_slab_.assign(slabs, 0);
-  std::vector<std::uint64_t> node_final(parent.size());
-  std::uint64_t joined = 0;
+  // Nodes: the face labels, numbered in the order of their provisional components, so that
+  // uniting under the smaller node keeps every component's smallest provisional component at
+  // its root. A node is found by its label's rank among its slab's face labels.
+  node_base_.assign(slabs + 1, 0);
   for (std::uint64_t s = 0; s < slabs; ++s) {
-    joined_before_slab_[s] = joined;
-    const std::vector<std::uint32_t>& labels = face_labels_[s];
-    std::vector<std::uint64_t>& finals = face_finals_[s];
-    std::vector<std::uint64_t>& before = joined_before_[s];
-    finals.resize(labels.size());
-    before.resize(labels.size() + 1);
-    for (std::uint64_t k = 0; k < labels.size(); ++k) {
-      before[k] = joined - joined_before_slab_[s];
-      const std::uint64_t node = node_base[s] + k;
-      const std::uint64_t root = parent[parent[node]];
-      parent[node] = root;
-      if (root == node) {
-        node_final[node] = offsets_[s] + labels[k] - joined;
-      } else {
-        node_final[node] = node_final[root];
-        ++joined;
-      }
-      finals[k] = node_final[node];
-    }
-    before[labels.size()] = joined - joined_before_slab_[s];
+    node_base_[s + 1] = node_base_[s] + face_bits_[s].ones_before[face_bits_[s].word_count];
   }
-  component_count_ = provisional - joined;
+  const std::uint64_t nodes = node_base_[slabs];
+  face_labels_ = unfilled<std::uint32_t>(nodes);
+  parallel_for(slabs, slab_workers, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t s = begin; s < end; ++s) list_face_labels(s, threads_per_slab);
+  });
+  std::unique_ptr<std::uint64_t[]> parents = unfilled<std::uint64_t>(nodes);
+  parallel_for(nodes, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t n = begin; n < end; ++n) parents[n] = n;
+  });
+
+  const FaceForest forest{parents.get()};
+  on_face_rows(threads, [&](std::uint64_t face, std::uint64_t begin, std::uint64_t end) {
+    for_each_pair(face + 1, begin, end, [&](std::uint32_t a, std::uint32_t b) {
+      unite(forest, node_of(face + 1, a), node_of(face, b));
+    });
+  });
+  face_bits_.clear();
+  number_nodes(parents.get(), threads);
+  component_count_ = provisional - joined_in_all_;
+}
+
+// Gives every node its final label: a root ranks among the roots, after the components joined
+// to an earlier one; any other node takes its root's. Nodes are cut into chunks within slabs,
+// and a chunk's joined nodes counted before the nodes are numbered.
+void SlabMerge::number_nodes(std::uint64_t* parents, unsigned threads) {
+  struct Chunk {
+    std::uint64_t slab, begin, end, joined_before = 0;
+  };
+  const std::uint64_t slabs = plan_.count();
+  const std::uint64_t nodes = node_base_[slabs];
+  const std::uint64_t chunk_nodes = std::max<std::uint64_t>(4096, nodes / (8 * threads) + 1);
+  std::vector<Chunk> chunks;
+  std::vector<std::uint64_t> first_chunk(slabs + 1);
+  for (std::uint64_t s = 0; s < slabs; ++s) {
+    first_chunk[s] = chunks.size();
+    for (std::uint64_t n = node_base_[s]; n < node_base_[s + 1]; n += chunk_nodes) {
+      chunks.push_back({s, n, std::min(n + chunk_nodes, node_base_[s + 1])});
+    }
+  }
+  first_chunk[slabs] = chunks.size();
+
+  const FaceForest forest{parents};
+  std::vector<std::uint64_t> joined(chunks.size());
+  parallel_for(chunks.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t c = begin; c < end; ++c) {
+      std::uint64_t joined_here = 0;
+      for (std::uint64_t n = chunks[c].begin; n < chunks[c].end; ++n) {
+        const std::uint64_t root = find_root(forest, n);
+        store_relaxed(&parents[n], root);
+        joined_here += root != n;
+      }
+      joined[c] = joined_here;
+    }
+  });
+  std::uint64_t joined_so_far = 0;
+  joined_before_slab_.assign(slabs, 0);
+  for (std::uint64_t s = 0; s < slabs; ++s) {
+    joined_before_slab_[s] = joined_so_far;
+    for (std::uint64_t c = first_chunk[s]; c < first_chunk[s + 1]; ++c) {
+      chunks[c].joined_before = joined_so_far;
+      joined_so_far += joined[c];
+    }
+  }
+  joined_in_all_ = joined_so_far;
+
+  // joined_before_ holds one entry more per slab than its face labels: slab s's begin at
+  // node_base_[s] + s.
+  face_finals_ = unfilled<std::uint64_t>(nodes);
+  joined_before_ = unfilled<std::uint64_t>(nodes + slabs);
+  for (std::uint64_t s = 0; s < slabs; ++s) {
+    const std::uint64_t next = s + 1 < slabs ? joined_before_slab_[s + 1] : joined_in_all_;
+    joined_before_[node_base_[s + 1] + s] = next - joined_before_slab_[s];
+  }
+  parallel_for(chunks.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t c = begin; c < end; ++c) {
+      const std::uint64_t s = chunks[c].slab;
+      std::uint64_t joined_before = chunks[c].joined_before;
+      for (std::uint64_t n = chunks[c].begin; n < chunks[c].end; ++n) {
+        joined_before_[n + s] = joined_before - joined_before_slab_[s];
+        if (parents[n] == n) {
+          face_finals_[n] = offsets_[s] + face_labels_[n] - joined_before;
+        } else {
+          ++joined_before;
+        }
+      }
+    }
+  });
+  // A root precedes its nodes and was numbered above.
+  parallel_for(nodes, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t n = begin; n < end; ++n) {
+      if (parents[n] != n) face_finals_[n] = face_finals_[parents[n]];
+    }
+  });
 }
 
 bool SlabMerge::keeps_local_labels(std::uint64_t slab) const {
-  return offsets_[slab] == 0 && joined_before_slab_[slab] == 0 && joined_before_[slab].back() == 0;
+  return offsets_[slab] == 0 && joined_before_slab_[slab] == 0 &&
+         joined_before_[node_base_[slab + 1] + slab] == 0;
 }
 
 FaceTable SlabMerge::face_table(std::uint64_t slab) const {
   FaceTable table;
-  table.labels = face_labels_[slab].data();
-  table.finals = face_finals_[slab].data();
-  table.joined_before = joined_before_[slab].data();
-  table.count = face_labels_[slab].size();
+  table.labels = face_labels_.get() + node_base_[slab];
+  table.finals = face_finals_.get() + node_base_[slab];
+  table.joined_before = joined_before_.get() + node_base_[slab] + slab;
+  table.count = node_base_[slab + 1] - node_base_[slab];
   table.base = offsets_[slab] - joined_before_slab_[slab];
   return table;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "runtime/host_device.h"
@@ -108,21 +109,41 @@ class SlabMerge {
   FaceTable face_table(std::uint64_t slab) const;
 
  private:
-  std::vector<std::uint64_t> face_pairs(std::uint64_t upper_slab) const;
+  // A slab's face labels as bits by label, and the ones before each word: a label's rank among
+  // them in constant time.
+  struct FaceBits {
+    std::uint64_t word_count = 0;
+    std::unique_ptr<std::uint64_t[]> words;
+    std::unique_ptr<std::uint64_t[]> ones_before;  // word_count + 1 entries
+  };
+
+  void mark_face_labels(std::uint64_t slab, unsigned threads);
+  void list_face_labels(std::uint64_t slab, unsigned threads);
+  std::uint64_t node_of(std::uint64_t slab, std::uint32_t label) const;
+  template <class Touch>
+  void for_each_pair(std::uint64_t upper_slab, std::uint64_t begin, std::uint64_t end,
+                     const Touch& touch) const;
+  template <class RowsBody>
+  void on_face_rows(unsigned threads, const RowsBody& rows_body) const;
+  void number_nodes(std::uint64_t* parents, unsigned threads);
 
   SlabPlan plan_;
   int connectivity_;
   LabelInput input_;
   std::vector<std::uint64_t> counts_;
   std::vector<std::vector<std::uint32_t>> first_slices_, last_slices_;
-  // After join(): per slab, its local labels that lie on a face (ascending), and for each of
-  // them its final label and how many of those before it in the slab are joined to an earlier
-  // provisional component.
+  std::vector<FaceBits> face_bits_;  // during join()
+  // After join(), by node (slab s's face labels are nodes node_base_[s] to node_base_[s + 1]):
+  // every slab's local labels that lie on a face (ascending), the final label of each, and how
+  // many of those before it in its slab are joined to an earlier provisional component, with one
+  // entry more per slab (at node_base_[s + 1] + s) that counts them all.
   std::vector<std::uint64_t> offsets_;
-  std::vector<std::vector<std::uint32_t>> face_labels_;
-  std::vector<std::vector<std::uint64_t>> face_finals_;
-  std::vector<std::vector<std::uint64_t>> joined_before_;
+  std::vector<std::uint64_t> node_base_;
+  std::unique_ptr<std::uint32_t[]> face_labels_;
+  std::unique_ptr<std::uint64_t[]> face_finals_;
+  std::unique_ptr<std::uint64_t[]> joined_before_;
   std::vector<std::uint64_t> joined_before_slab_;
+  std::uint64_t joined_in_all_ = 0;
   std::uint64_t component_count_ = 0;
 };
 

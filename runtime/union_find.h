@@ -5,6 +5,8 @@
 // foreground voxel, and its parent pointer lives in the label image at the block's anchor
 // voxel. A `Forest` maps any voxel index inside a block to that anchor slot:
 //     std::uint32_t* slot(std::uint32_t voxel) const;
+// Nodes are words of the slots' width (NodeOf), 32 bits in the labelers, 64 where a forest may
+// hold more than 2^32 nodes.
 // Roots hold their own key. Union links the larger root under the smaller one, so the root of a
 // finished tree is the block holding the component's first voxel in raster order, and its key
 // is that voxel's index: ranking the roots gives the ITK/scipy numbering without a sort.
@@ -13,15 +15,21 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "runtime/host_device.h"
 
 namespace volccl::detail {
 
+// The word a forest's slots hold, found as union_find.h reads them (by argument-dependent
+// lookup for slots of their own type).
+template <class Forest>
+using NodeOf = decltype(load_relaxed(std::declval<const Forest&>().slot(0)));
+
 // Find (Alg. 1): follows parent pointers from `node` until a root.
 template <class Forest>
-VOLCCL_HD std::uint32_t find_root(const Forest& forest, std::uint32_t node) {
-  std::uint32_t parent = load_relaxed(forest.slot(node));
+VOLCCL_HD NodeOf<Forest> find_root(const Forest& forest, NodeOf<Forest> node) {
+  NodeOf<Forest> parent = load_relaxed(forest.slot(node));
   while (parent != node) {
     node = parent;
     parent = load_relaxed(forest.slot(node));
@@ -34,12 +42,12 @@ VOLCCL_HD std::uint32_t find_root(const Forest& forest, std::uint32_t node) {
 // a root, so concurrent unions lose nothing; but another thread's write can undo a slot's
 // compression, so Compress, after which every slot must hold its root, uses find_root.
 template <class Forest>
-VOLCCL_HD std::uint32_t find_root_halving(const Forest& forest, std::uint32_t node) {
+VOLCCL_HD NodeOf<Forest> find_root_halving(const Forest& forest, NodeOf<Forest> node) {
   for (;;) {
     const auto slot = forest.slot(node);
-    const std::uint32_t parent = load_relaxed(slot);
+    const NodeOf<Forest> parent = load_relaxed(slot);
     if (parent == node) return node;
-    const std::uint32_t grandparent = load_relaxed(forest.slot(parent));
+    const NodeOf<Forest> grandparent = load_relaxed(forest.slot(parent));
     if (grandparent == parent) return parent;
     store_relaxed(slot, grandparent);
     node = grandparent;
@@ -47,10 +55,10 @@ VOLCCL_HD std::uint32_t find_root_halving(const Forest& forest, std::uint32_t no
 }
 
 template <class Forest>
-VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32_t node) {
+VOLCCL_HD NodeOf<Forest> find_root_and_shortcut(const Forest& forest, NodeOf<Forest> node) {
   const auto slot = forest.slot(node);
-  const std::uint32_t parent = load_relaxed(slot);
-  const std::uint32_t root = find_root_halving(forest, parent);
+  const NodeOf<Forest> parent = load_relaxed(slot);
+  const NodeOf<Forest> root = find_root_halving(forest, parent);
   if (root != parent) store_relaxed(slot, root);
   return root;
 }
@@ -59,16 +67,16 @@ VOLCCL_HD std::uint32_t find_root_and_shortcut(const Forest& forest, std::uint32
 // retry from what it wrote. Both starting nodes are shortcut to their roots on the way. Returns
 // the root of the joined tree, a short start for the caller's next Union from the same node.
 template <class Forest>
-VOLCCL_HD std::uint32_t unite(const Forest& forest, std::uint32_t a, std::uint32_t b) {
+VOLCCL_HD NodeOf<Forest> unite(const Forest& forest, NodeOf<Forest> a, NodeOf<Forest> b) {
   a = find_root_and_shortcut(forest, a);
   b = find_root_and_shortcut(forest, b);
   while (a != b) {
     if (a < b) {
-      const std::uint32_t old = atomic_min(forest.slot(b), a);
+      const NodeOf<Forest> old = atomic_min(forest.slot(b), a);
       if (old == b) return a;
       b = old;
     } else {
-      const std::uint32_t old = atomic_min(forest.slot(a), b);
+      const NodeOf<Forest> old = atomic_min(forest.slot(a), b);
       if (old == a) return b;
       a = old;
     }

@@ -304,7 +304,9 @@ INSTANTIATE_TEST_SUITE_P(Connectivities, SlabLabeling,
                                   to_string(std::get<1>(info.param));
                          });
 
-// A budget smaller than the volume needs sends the CUDA backend through slabs, within it.
+// A budget smaller than the volume needs sends the CUDA backend through slabs, within it, keeping
+// on the device between the passes what the budget leaves room for: every slab's labels, the
+// whole input, or nothing.
 TEST(SlabBudget, GpuStaysWithinMaxGpuMemory) {
   if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
   const std::uint32_t seed = test_seed();
@@ -313,10 +315,18 @@ TEST(SlabBudget, GpuStaysWithinMaxGpuMemory) {
     Extent3 extent;
     int connectivity;
     std::uint64_t budget;
+    SlabResidency kept;
   };
-  for (const Budgeted& b : {Budgeted{{301, 257, 190}, 26, std::uint64_t{96} << 20},
-                            Budgeted{{301, 257, 190}, 6, std::uint64_t{64} << 20},
-                            Budgeted{{4099, 3001, 1}, 8, std::uint64_t{80} << 20}}) {
+  const Extent3 volume_extent{301, 257, 190}, image_extent{4099, 3001, 1};
+  for (const Budgeted& b :
+       {Budgeted{volume_extent, 26, std::uint64_t{96} << 20, SlabResidency::labels},
+        Budgeted{volume_extent, 26, std::uint64_t{40} << 20, SlabResidency::input},
+        Budgeted{volume_extent, 26, std::uint64_t{20} << 20, SlabResidency::none},
+        Budgeted{volume_extent, 6, std::uint64_t{64} << 20, SlabResidency::input},
+        Budgeted{volume_extent, 6, std::uint64_t{24} << 20, SlabResidency::none},
+        Budgeted{image_extent, 8, std::uint64_t{80} << 20, SlabResidency::labels},
+        Budgeted{image_extent, 8, std::uint64_t{40} << 20, SlabResidency::input},
+        Budgeted{image_extent, 8, std::uint64_t{16} << 20, SlabResidency::none}}) {
     const data::Volume volume = data::random_granular(b.extent, 0.4, 1, seed);
     const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, b.connectivity);
     LabelOptions options;
@@ -325,8 +335,10 @@ TEST(SlabBudget, GpuStaysWithinMaxGpuMemory) {
     options.max_gpu_memory = b.budget;
     std::vector<std::uint32_t> labels = poisoned<std::uint32_t>(volume.extent.voxel_count());
     const LabelResult result = label(volume.voxels.data(), volume.extent, labels.data(), options);
-    SCOPED_TRACE(volume.extent.to_string() + " at " + std::to_string(b.connectivity));
+    SCOPED_TRACE(volume.extent.to_string() + " at " + std::to_string(b.connectivity) + " within " +
+                 std::to_string(b.budget) + " bytes");
     EXPECT_GT(result.slab_count, 2u);
+    EXPECT_EQ(result.slab_residency, b.kept) << to_string(result.slab_residency);
     EXPECT_LE(result.peak_device_bytes, b.budget);
     EXPECT_GT(result.peak_device_bytes, 0u);
     EXPECT_EQ(result.component_count, reference.component_count);

@@ -184,6 +184,12 @@ struct StepTimings {
   std::string to_string() const;  // one "step=ms" pair per step, space separated
 };
 
+// What the CUDA backend kept on the device between its two passes over slabs: nothing (each
+// slab uploaded and labeled again), the whole input (each slab labeled again), or every slab's
+// local labels (neither).
+enum class SlabResidency { none, input, labels };
+std::string to_string(SlabResidency residency);  // "none", "input", "labels"
+
 struct LabelResult {
   std::uint64_t component_count = 0;
   Algorithm algorithm_used = Algorithm::buf;  // what `automatic` chose, or the one asked for
@@ -196,6 +202,7 @@ struct LabelResult {
   // iterations and step timings are the sums over the slabs', and relabel_ms includes the
   // joining of the slabs' components across their faces.
   std::uint64_t slab_count = 1;
+  SlabResidency slab_residency = SlabResidency::none;  // CUDA backend, more than one slab
   // CUDA backend: the most device memory the call's own buffers held at once, in bytes.
   std::uint64_t peak_device_bytes = 0;
   StepTimings timings;
