@@ -6,11 +6,14 @@ independent of volccl: nibabel (NIfTI-2 headers, affines and voxels), ITK's own 
     file_sizes_check.py --volccl build/apps/volccl nifti2
     file_sizes_check.py --volccl build/apps/volccl past-4gib [--device cuda]
     file_sizes_check.py --volccl .device/bin/volccl past-2to32 --device cuda   # about 60 GB
+    file_sizes_check.py --volccl .device/bin/volccl past-2to32-components --device cuda  # 160 GB
 
 nifti2: images with a side over 32767 voxels, of every integer width, both byte orders, scaled
 voxels, plain and gzip-compressed, read and written. past-4gib: a volume whose uint32 labels take
 more than 4 GiB, written as NIfTI, MetaImage and NRRD and read back. past-2to32: a volume of more
-than 2^32 voxels labeled into the narrowest label file and into uint64 labels. Random inputs take a fresh seed,
+than 2^32 voxels labeled into the narrowest label file and into uint64 labels.
+past-2to32-components: a checkerboard with more than 2^32 components at 6-connectivity, whose
+labels `--output-type auto` must write as uint64 (their values follow from the pattern). Random inputs take a fresh seed,
 printed. Exit status: 0 pass, 1 fail, 77 skipped (too little memory or disk, said why).
 """
 
@@ -353,7 +356,56 @@ def past_2to32_case(cli, work, rng, device):
     return None
 
 
-CASES = {"nifti2": nifti2_case, "past-4gib": past_4gib_case, "past-2to32": past_2to32_case}
+def past_2to32_components_case(cli, work, rng, device):
+    why = enough(work, 160 << 30, 80 << 30)
+    if why:
+        return why
+    nx, ny, nz = 2048, 2048, 2049  # 2^32 + 2^21 foreground voxels, each its own component at 6
+    # The foreground's parity is drawn: the checkerboard whose first voxel is background or not.
+    parity = int(rng.integers(0, 2))
+    source = os.path.join(work, "checkerboard.mha")
+    row = np.arange(nx, dtype=np.uint8)
+    with open(source, "wb") as file:
+        file.write(("ObjectType = Image\nNDims = 3\nBinaryData = True\n"
+                    "BinaryDataByteOrderMSB = False\nElementSpacing = 1 1 1\n"
+                    f"DimSize = {nx} {ny} {nz}\nElementType = MET_UCHAR\n"
+                    "ElementDataFile = LOCAL\n").encode())
+        slices = [((row[None, :] + np.arange(ny, dtype=np.uint8)[:, None] + z + parity) % 2 == 0)
+                  .astype(np.uint8) for z in range(2)]
+        for z in range(nz):
+            slices[z % 2].tofile(file)
+    count = nx * ny * nz // 2
+    print(f"past-2to32-components: {nx * ny * nz} voxels, {count} components (by the pattern)")
+    output = os.path.join(work, "labels.nii")
+    result = run(cli, "label", source, "-o", output, "--connectivity", "6", "--device", device)
+    print(result.stdout.strip())
+    print(result.stderr.strip())
+    os.remove(source)
+    if not os.path.exists(output):
+        return None
+    labels = data_of(output)
+    expect(labels.dtype == np.uint64, f"{output}: {labels.dtype}, expected uint64")
+    # Foreground voxel (x, y, z), x + y + z + parity even, is the (z ny + y) nx / 2 + x / 2 + 1-th
+    # in raster order: each row holds nx / 2 of them.
+    x = np.arange(nx, dtype=np.uint64)[None, None, :]
+    y = np.arange(ny, dtype=np.uint64)[None, :, None]
+    depth = 32
+    for z0 in range(0, nz, depth):
+        z = np.arange(z0, min(nz, z0 + depth), dtype=np.uint64)[:, None, None]
+        rank = (z * ny + y) * (nx // 2) + x // 2 + 1
+        wanted = np.where((x + y + z + parity) % 2 == 0, rank, np.uint64(0))
+        if not np.array_equal(labels[z0 : z0 + depth], wanted):
+            expect(False, f"{output}: labels differ from the pattern's in slices from {z0}")
+            break
+    expect(int(labels[-1, -1, -1 - ((nx - 1 + ny - 1 + nz - 1 + parity) % 2)]) == count,
+           f"{output}: the last component is not {count}")
+    del labels
+    os.remove(output)
+    return None
+
+
+CASES = {"nifti2": nifti2_case, "past-4gib": past_4gib_case, "past-2to32": past_2to32_case,
+         "past-2to32-components": past_2to32_components_case}
 
 
 def main():
