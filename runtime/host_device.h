@@ -45,41 +45,12 @@ VOLCCL_HD void store_relaxed(std::uint32_t* address, std::uint32_t value) {
 #endif
 }
 
-// 64-bit words, for forests of more than 2^32 nodes.
-VOLCCL_HD std::uint64_t load_relaxed(const std::uint64_t* address) {
-#if defined(__CUDA_ARCH__)
-  return *address;
-#else
-  return __atomic_load_n(address, __ATOMIC_RELAXED);
-#endif
-}
-
-VOLCCL_HD void store_relaxed(std::uint64_t* address, std::uint64_t value) {
-#if defined(__CUDA_ARCH__)
-  *address = value;
-#else
-  __atomic_store_n(address, value, __ATOMIC_RELAXED);
-#endif
-}
-
 // Returns the old value, as CUDA's atomicMin does.
 VOLCCL_HD std::uint32_t atomic_min(std::uint32_t* address, std::uint32_t value) {
 #if defined(__CUDA_ARCH__)
   return atomicMin(address, value);
 #else
   std::uint32_t old = __atomic_load_n(address, __ATOMIC_RELAXED);
-  while (value < old && !__atomic_compare_exchange_n(address, &old, value, true, __ATOMIC_RELAXED,
-                                                     __ATOMIC_RELAXED)) {
-  }
-  return old;
-#endif
-}
-
-VOLCCL_HD std::uint64_t atomic_min(std::uint64_t* address, std::uint64_t value) {
-#if defined(__CUDA_ARCH__)
-  return atomicMin(reinterpret_cast<unsigned long long*>(address), value);
-#else
-  std::uint64_t old = __atomic_load_n(address, __ATOMIC_RELAXED);
   while (value < old && !__atomic_compare_exchange_n(address, &old, value, true, __ATOMIC_RELAXED,
                                                      __ATOMIC_RELAXED)) {
   }

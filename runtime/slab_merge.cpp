@@ -7,6 +7,7 @@
 
 #include "runtime/cpu_parallel.h"
 #include "runtime/host_device.h"
+#include "runtime/raster_rank.h"
 #include "runtime/union_find.h"
 
 namespace volccl::detail {
@@ -89,10 +90,33 @@ void SlabMerge::add_slab(std::uint64_t slab, std::uint64_t count, const std::uin
 
 namespace {
 
-// The face labels' nodes, parents in a concurrent union-find (runtime/union_find.h).
+// The face labels' nodes, parents in a concurrent union-find (runtime/union_find.h) of 64-bit
+// nodes: the faces of a volume of up to 2^40 voxels may hold more than 2^32 labels. Its slots
+// are read and written through the overloads below, found by argument-dependent lookup.
+struct FaceSlot {
+  std::uint64_t* address;
+};
+
+std::uint64_t load_relaxed(FaceSlot slot) {
+  return __atomic_load_n(slot.address, __ATOMIC_RELAXED);
+}
+
+void store_relaxed(FaceSlot slot, std::uint64_t value) {
+  __atomic_store_n(slot.address, value, __ATOMIC_RELAXED);
+}
+
+// Returns the old value, as the labelers' atomic_min does.
+std::uint64_t atomic_min(FaceSlot slot, std::uint64_t value) {
+  std::uint64_t old = __atomic_load_n(slot.address, __ATOMIC_RELAXED);
+  while (value < old && !__atomic_compare_exchange_n(slot.address, &old, value, true,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+
 struct FaceForest {
   std::uint64_t* parents;
-  std::uint64_t* slot(std::uint64_t node) const { return parents + node; }
+  FaceSlot slot(std::uint64_t node) const { return {parents + node}; }
 };
 
 // An array left for its writer to fill: the merge's arrays are written in parallel, which also
@@ -102,20 +126,13 @@ std::unique_ptr<T[]> unfilled(std::uint64_t count) {
   return std::unique_ptr<T[]>(new T[count]);
 }
 
-void set_bit(std::uint64_t* words, std::uint32_t label) {
-  const std::uint64_t bit = std::uint64_t{1} << (label % 64);
-  std::uint64_t* word = words + label / 64;
-  // Most labels come back many times: a load is cheaper than an atomic that changes nothing.
-  if ((load_relaxed(word) & bit) == 0) __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
-}
-
 }  // namespace
 
+// A face label's node: its slab's first node plus its rank among the slab's face labels, from
+// the bitmap as raster_rank.h ranks roots.
 std::uint64_t SlabMerge::node_of(std::uint64_t slab, std::uint32_t label) const {
   const FaceBits& bits = face_bits_[slab];
-  const std::uint64_t below = bits.words[label / 64] & ((std::uint64_t{1} << (label % 64)) - 1);
-  return node_base_[slab] + bits.ones_before[label / 64] +
-         static_cast<std::uint64_t>(__builtin_popcountll(below));
+  return node_base_[slab] + component_label(bits.bitmap.get(), bits.words_before.get(), label) - 1;
 }
 
 // Calls touch(upper label, lower label) for every two voxels that touch across the face below
@@ -130,6 +147,7 @@ void SlabMerge::for_each_pair(std::uint64_t upper_slab, std::uint64_t begin, std
   const std::uint64_t height = plan_.slice_voxels / width;
   const std::uint64_t upper_base = plan_.first_voxel(upper_slab);
   const std::uint64_t lower_base = upper_base - plan_.slice_voxels;
+  const bool label_map = input_.label_map;  // a local: the unions' atomics would reload a member
   const std::size_t value_bytes = size_of(input_.type);
   const auto* values = static_cast<const unsigned char*>(input_.data);
   const std::vector<SliceOffset> offsets = offsets_across_face(connectivity_);
@@ -149,9 +167,8 @@ void SlabMerge::for_each_pair(std::uint64_t upper_slab, std::uint64_t begin, std
         const std::uint64_t j = ny * width + nx;
         const std::uint32_t b = lower[j];
         if (b == 0) continue;
-        if (input_.label_map &&
-            std::memcmp(values + (upper_base + i) * value_bytes,
-                        values + (lower_base + j) * value_bytes, value_bytes) != 0) {
+        if (label_map && std::memcmp(values + (upper_base + i) * value_bytes,
+                                     values + (lower_base + j) * value_bytes, value_bytes) != 0) {
           continue;
         }
         const std::uint64_t pair = std::uint64_t{a} << 32 | b;
@@ -178,15 +195,15 @@ void SlabMerge::on_face_rows(unsigned threads, const RowsBody& rows_body) const 
   });
 }
 
-// Slab `slab`'s face labels as bits by local label, and the ones before each word. Those on its
-// first slice are 1..m, m the largest, since a slab numbers its components in raster order of
-// their first voxels and these have theirs there; those on its last slice are marked one by
-// one. (Marking only the labels that touch another slab's would take a second pass over the
-// faces' neighbours.)
+// Slab `slab`'s face labels as a bitmap by local label, and its ranks. Those on its first slice
+// are 1..m, m the largest, since a slab numbers its components in raster order of their first
+// voxels and these have theirs there; those on its last slice are marked one by one. (Marking
+// only the labels that touch another slab's would take a second pass over the faces'
+// neighbours.)
 void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
   FaceBits& bits = face_bits_[slab];
-  bits.word_count = counts_[slab] / 64 + 1;
-  bits.words = unfilled<std::uint64_t>(bits.word_count);
+  bits.word_count = rank_words(counts_[slab] + 1);
+  bits.bitmap = unfilled<std::uint32_t>(bits.word_count);
   const std::vector<std::uint32_t>& first = first_slices_[slab];
   std::uint32_t first_labels = 0;
   parallel_for(first.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
@@ -194,35 +211,41 @@ void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
   });
   parallel_for(bits.word_count, threads, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t w = begin; w < end; ++w) {
-      const std::uint64_t low = w * 64;  // the label of the word's bit 0
-      bits.words[w] = first_labels < low         ? 0
-                      : first_labels >= low + 63 ? ~std::uint64_t{0}
-                                                 : (std::uint64_t{2} << (first_labels - low)) - 1;
+      const std::uint64_t low = w * 32;  // the label of the word's bit 0
+      bits.bitmap[w] = first_labels < low         ? 0
+                       : first_labels >= low + 31 ? ~0u
+                                                  : (2u << (first_labels - low)) - 1;
     }
   });
-  bits.words[0] &= ~std::uint64_t{1};  // label 0 is the background
+  bits.bitmap[0] &= ~1u;  // label 0 is the background
   const std::vector<std::uint32_t>& last = last_slices_[slab];
   parallel_for(last.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
+    std::uint32_t previous = 0;  // a label's runs in a row: one atomic for them all
     for (std::uint64_t i = begin; i < end; ++i) {
-      if (last[i] > first_labels) set_bit(bits.words.get(), last[i]);
+      const std::uint32_t label = last[i];
+      if (label <= first_labels || label == previous) continue;
+      mark_component_start(bits.bitmap.get(), label);
+      previous = label;
     }
   });
-  bits.ones_before = unfilled<std::uint64_t>(bits.word_count + 1);
-  bits.ones_before[0] = 0;
+  bits.words_before = unfilled<std::uint32_t>(bits.word_count);
+  std::uint32_t labels = 0;
   for (std::uint64_t w = 0; w < bits.word_count; ++w) {
-    bits.ones_before[w + 1] =
-        bits.ones_before[w] + static_cast<std::uint64_t>(__builtin_popcountll(bits.words[w]));
+    bits.words_before[w] = labels;
+    labels += popcount(bits.bitmap[w]);
   }
+  bits.label_count = labels;
 }
 
 // Slab `slab`'s face labels, ascending, from its bits into face_labels_ from its first node.
 void SlabMerge::list_face_labels(std::uint64_t slab, unsigned threads) {
   const FaceBits& bits = face_bits_[slab];
   parallel_for(bits.word_count, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    std::uint32_t* label = face_labels_.get() + node_base_[slab] + bits.ones_before[begin];
+    std::uint32_t* label = face_labels_.get() + node_base_[slab] + bits.words_before[begin];
     for (std::uint64_t w = begin; w < end; ++w) {
-      for (std::uint64_t word = bits.words[w]; word != 0; word &= word - 1) {
-        *label++ = static_cast<std::uint32_t>(w * 64 + lowest_bit(word));
+      for (std::uint32_t word = bits.bitmap[w]; word != 0; word &= word - 1) {
+        *label++ =
+            static_cast<std::uint32_t>(w * 32 + static_cast<std::uint64_t>(lowest_bit(word)));
       }
     }
   });
@@ -249,7 +272,7 @@ void SlabMerge::join(unsigned threads) {
   // its root. A node is found by its label's rank among its slab's face labels.
   node_base_.assign(slabs + 1, 0);
   for (std::uint64_t s = 0; s < slabs; ++s) {
-    node_base_[s + 1] = node_base_[s] + face_bits_[s].ones_before[face_bits_[s].word_count];
+    node_base_[s + 1] = node_base_[s] + face_bits_[s].label_count;
   }
   const std::uint64_t nodes = node_base_[slabs];
   face_labels_ = unfilled<std::uint32_t>(nodes);
@@ -299,7 +322,7 @@ void SlabMerge::number_nodes(std::uint64_t* parents, unsigned threads) {
       std::uint64_t joined_here = 0;
       for (std::uint64_t n = chunks[c].begin; n < chunks[c].end; ++n) {
         const std::uint64_t root = find_root(forest, n);
-        store_relaxed(&parents[n], root);
+        store_relaxed(forest.slot(n), root);
         joined_here += root != n;
       }
       joined[c] = joined_here;

@@ -109,12 +109,13 @@ class SlabMerge {
   FaceTable face_table(std::uint64_t slab) const;
 
  private:
-  // A slab's face labels as bits by label, and the ones before each word: a label's rank among
-  // them in constant time.
+  // A slab's face labels as a bitmap by local label, ranked as runtime/raster_rank.h ranks
+  // roots: a label's node in constant time.
   struct FaceBits {
     std::uint64_t word_count = 0;
-    std::unique_ptr<std::uint64_t[]> words;
-    std::unique_ptr<std::uint64_t[]> ones_before;  // word_count + 1 entries
+    std::unique_ptr<std::uint32_t[]> bitmap;
+    std::unique_ptr<std::uint32_t[]> words_before;  // set bits in the words before each
+    std::uint32_t label_count = 0;
   };
 
   void mark_face_labels(std::uint64_t slab, unsigned threads);
