@@ -6,11 +6,12 @@
 //
 //   volccl-slab-bench --volumes random-2048-d30-g4,connectomics-2048 --connectivity 26,6
 //                     --budget 17179869184 --runs 5 --connectomics PATH.npy.gz
-//                     [--slab-voxels 1073741824,536870912]
+//                     [--slab-voxels 1073741824,536870912] [--caller-pages huge|4k]
 //
 // --budget 0 leaves the budgeted cases out. --slab-voxels adds cases of slabs of at most that many
 // voxels within the device's free memory. The step columns, of the first (checked) run, are summed
-// over the slabs (two streams run at once).
+// over the slabs (two streams run at once). The caller's mask and labels are allocated as NumPy
+// allocates a large array (2 MiB pages asked for), or with --caller-pages 4k as new[] does.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "bench_volumes.h"
+#include "runtime/page_array.h"
 #include "timed_runs.h"
 #include "volccl/data/generators.h"
 #include "volccl/volccl.h"
@@ -83,6 +86,20 @@ PinnedBandwidth measure_pinned_bandwidth() {
   return {median(up), median(down)};
 }
 
+// The caller's array of `count` values, uninitialized: on 2 MiB pages, or from new[].
+template <class T>
+class CallerArray {
+ public:
+  CallerArray(std::uint64_t count, bool huge_pages)
+      : huge_(huge_pages ? volccl::detail::PageArray<T>(count) : volccl::detail::PageArray<T>()),
+        plain_(huge_pages ? nullptr : new T[count]) {}
+  T* data() const { return plain_ ? plain_.get() : huge_.get(); }
+
+ private:
+  volccl::detail::PageArray<T> huge_;
+  std::unique_ptr<T[]> plain_;
+};
+
 // "random-SIDE-dD-gG" or "connectomics-SIDE" (the 512^3 segmentation's non-zero voxels, tiled).
 volccl::data::Volume make_volume(const std::string& name, const std::string& connectomics) {
   const std::vector<std::string> parts = split(name, '-');
@@ -116,12 +133,12 @@ volccl::data::Volume make_volume(const std::string& name, const std::string& con
 }
 
 // Background 0, foreground 1..count, first met in raster order 1, 2, ..., count.
-void check_numbering(const volccl::data::Volume& volume, const std::vector<std::uint32_t>& labels,
+void check_numbering(const std::uint8_t* mask, std::uint64_t voxels, const std::uint32_t* labels,
                      std::uint64_t count, const std::string& what) {
   std::uint64_t next = 1;
-  for (std::uint64_t i = 0; i < labels.size(); ++i) {
+  for (std::uint64_t i = 0; i < voxels; ++i) {
     const std::uint64_t label = labels[i];
-    const bool foreground = volume.voxels[i] != 0;
+    const bool foreground = mask[i] != 0;
     if (foreground != (label != 0) || label > next || label > count) {
       throw std::runtime_error(what + ": label " + std::to_string(label) + " at voxel " +
                                std::to_string(i) + " breaks the numbering");
@@ -147,6 +164,7 @@ int main(int argc, char** argv) {
     int runs = 5;
     std::string connectomics = "connectomics.npy.gz";
     std::vector<std::uint64_t> slab_voxels;
+    bool huge_pages = true;
     for (int a = 1; a + 1 < argc; a += 2) {
       const std::string option = argv[a];
       const std::string value = argv[a + 1];
@@ -161,6 +179,10 @@ int main(int argc, char** argv) {
         runs = std::stoi(value);
       } else if (option == "--connectomics") {
         connectomics = value;
+      } else if (option == "--caller-pages") {
+        if (value != "huge" && value != "4k")
+          throw std::runtime_error("--caller-pages: huge or 4k");
+        huge_pages = value == "huge";
       } else if (option == "--slab-voxels") {
         for (const std::string& v : split(value)) slab_voxels.push_back(std::stoull(v));
       } else {
@@ -173,19 +195,23 @@ int main(int argc, char** argv) {
     const PinnedBandwidth bandwidth = measure_pinned_bandwidth();
     std::cout << std::fixed << std::setprecision(1) << "pinned copies of 1 GiB: upload "
               << bandwidth.upload / 1e9 << " GB/s, download " << bandwidth.download / 1e9
-              << " GB/s\n";
+              << " GB/s\ncaller's arrays on " << (huge_pages ? "2 MiB" : "4 KiB") << " pages\n";
     std::cout
         << "volume,connectivity,mode,budget_bytes,slabs,kept_on_device,components,median_ms,min_ms,"
            "ns_per_voxel,floor_ms,over_floor,peak_device_bytes,upload_ms,labeling_ms,"
            "join_ms,download_ms\n";
     for (const std::string& name : volumes) {
       auto start = std::chrono::steady_clock::now();
-      const volccl::data::Volume volume = make_volume(name, connectomics);
+      volccl::data::Volume volume = make_volume(name, connectomics);
       std::cerr << name << ": " << volume.extent.to_string() << " made in " << std::setprecision(1)
                 << seconds_since(start) << " s\n";
       const std::uint64_t voxels = volume.extent.voxel_count();
       const double floor_ms = (voxels / bandwidth.upload + 4.0 * voxels / bandwidth.download) * 1e3;
-      std::vector<std::uint32_t> labels(voxels), first(voxels);
+      CallerArray<std::uint8_t> mask(voxels, huge_pages);
+      std::copy(volume.voxels.begin(), volume.voxels.end(), mask.data());
+      std::vector<std::uint8_t>().swap(volume.voxels);
+      CallerArray<std::uint32_t> labels(voxels, huge_pages);
+      std::vector<std::uint32_t> first(voxels);
       for (const int connectivity : connectivities) {
         std::uint64_t components = 0;
         std::vector<Case> cases = {{"free-memory", 0, 0}};
@@ -201,12 +227,13 @@ int main(int argc, char** argv) {
           options.step_timings = true;
           const std::string what = name + " at " + std::to_string(connectivity) + ", " + c.mode;
           volccl::LabelResult result =
-              volccl::label(volume.voxels.data(), volume.extent, labels.data(), options);
+              volccl::label(mask.data(), volume.extent, labels.data(), options);
           if (c.budget == 0 && c.slab_voxels == 0) {
-            check_numbering(volume, labels, result.component_count, what);
-            first = labels;
+            check_numbering(mask.data(), voxels, labels.data(), result.component_count, what);
+            std::copy(labels.data(), labels.data() + voxels, first.begin());
             components = result.component_count;
-          } else if (labels != first || result.component_count != components) {
+          } else if (!std::equal(first.begin(), first.end(), labels.data()) ||
+                     result.component_count != components) {
             throw std::runtime_error(what + ": labels differ from those without a budget");
           }
           // The steps of the checked run: timing them synchronizes, so the timed runs do not.
@@ -215,7 +242,7 @@ int main(int argc, char** argv) {
           std::vector<double> ms;
           for (int run = 0; run < runs; ++run) {
             start = std::chrono::steady_clock::now();
-            result = volccl::label(volume.voxels.data(), volume.extent, labels.data(), options);
+            result = volccl::label(mask.data(), volume.extent, labels.data(), options);
             ms.push_back(seconds_since(start) * 1e3);
           }
           const double median_ms = median(ms);

@@ -55,7 +55,7 @@ LabelResult label_slabs_on_cpu(const LabelInput& input, Extent3 extent, Label* l
         label_whole_on_cpu(slab_input(input, plan, s), plan.slab_extent(s), local, options,
                            statistics != nullptr ? &slab_moments[s] : nullptr);
     add_slab_result(result, part);
-    merge.add_slab(s, part.component_count, local, local + (plan.voxels(s) - plan.slice_voxels));
+    merge.add_slab_labels(s, part.component_count, local);
     if constexpr (sizeof(Label) != sizeof(std::uint32_t)) {
       parallel_for(plan.voxels(s), threads, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t i = begin; i < end; ++i) slab_labels[i] = local[i];

@@ -169,7 +169,6 @@ class SlabStreamer {
     DeviceBuffer<std::uint8_t> input;
     DeviceBuffer<std::uint32_t> local;
     DeviceBuffer<Label> wide;  // empty for 32-bit labels, gathered in place
-    std::vector<std::uint32_t> first_slice, last_slice;
 
     Stream(const SlabPlan& plan, std::size_t value_bytes, unsigned copy_threads,
            SlabResidency residency)
@@ -178,9 +177,7 @@ class SlabStreamer {
           input(residency == SlabResidency::input ? 0 : plan.voxels(0) * value_bytes, stream,
                 "a slab of the input"),
           local(residency == SlabResidency::labels ? 0 : plan.voxels(0), stream, "a slab's labels"),
-          wide(sizeof(Label) == 4 ? 0 : plan.voxels(0), stream, "a slab's 64-bit labels"),
-          first_slice(plan.slice_voxels),
-          last_slice(plan.slice_voxels) {}
+          wide(sizeof(Label) == 4 ? 0 : plan.voxels(0), stream, "a slab's 64-bit labels") {}
   };
 
   std::uint64_t component_count() const {
@@ -280,14 +277,15 @@ class SlabStreamer {
     const LabelResult part = label_slab(stream, s, measures ? &moments : nullptr, true);
     const std::uint32_t* local = local_of(stream, s);
     const std::uint64_t slice_bytes = plan_.slice_voxels * sizeof(std::uint32_t);
-    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.first_slice.data(), local, slice_bytes,
-                                      cudaMemcpyDeviceToHost, stream.stream));
-    VOLCCL_CUDA_CHECK(cudaMemcpyAsync(stream.last_slice.data(),
-                                      local + (plan_.voxels(s) - plan_.slice_voxels), slice_bytes,
-                                      cudaMemcpyDeviceToHost, stream.stream));
-    VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+    if (std::uint32_t* first = merge_.first_slice(s)) {
+      stream.staging->download(first, local, slice_bytes, stream.stream);
+    }
+    if (std::uint32_t* last = merge_.last_slice(s)) {
+      stream.staging->download(last, local + (plan_.voxels(s) - plan_.slice_voxels), slice_bytes,
+                               stream.stream);
+    }
     if (measures) slab_rows_[s] = moments.to_host();
-    merge_.add_slab(s, part.component_count, stream.first_slice.data(), stream.last_slice.data());
+    merge_.add_slab(s, part.component_count);
   }
 
   // Second pass: the slab labeled again unless its labels stayed on the device (from its input

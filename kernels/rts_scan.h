@@ -28,66 +28,17 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "runtime/cpu_parallel.h"
 #include "runtime/host_device.h"
 #include "runtime/moments.h"
+#include "runtime/page_array.h"
 #include "runtime/voxel_input.h"
 #include "volccl/detail/step_clock.h"
 #include "volccl/statistics.h"
 #include "volccl/types.h"
 
 namespace volccl::detail::rts {
-
-constexpr std::size_t kHugePage = std::size_t{1} << 21;
-
-// Asks Linux for 2 MiB pages over the whole huge pages inside [begin, begin + bytes), before
-// they are first touched; elsewhere a no-op.
-inline void advise_huge_pages(void* begin, std::size_t bytes) {
-#if defined(__linux__)
-  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + kHugePage - 1) / kHugePage;
-  const auto last = (reinterpret_cast<std::uintptr_t>(begin) + bytes) / kHugePage;
-  if (last > first) {
-    madvise(reinterpret_cast<void*>(first * kHugePage), (last - first) * kHugePage, MADV_HUGEPAGE);
-  }
-#else
-  (void)begin;
-  (void)bytes;
-#endif
-}
-
-// An uninitialized array on 2 MiB pages where Linux grants them, as NumPy asks for its large
-// arrays: faulting in a 4 KiB page costs about as much as the labeling's writes to it.
-template <typename T>
-class PageArray {
- public:
-  explicit PageArray(std::size_t count) {
-    std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
-    if (bytes >= 2 * kHugePage) {
-      bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-      data_ = static_cast<T*>(std::aligned_alloc(kHugePage, bytes));
-      if (data_ != nullptr) advise_huge_pages(data_, bytes);
-    } else {
-      data_ = static_cast<T*>(std::malloc(bytes));
-    }
-    if (data_ == nullptr) throw std::bad_alloc();
-  }
-  PageArray() = default;
-  PageArray(PageArray&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
-  PageArray& operator=(PageArray&& other) noexcept {
-    std::swap(data_, other.data_);
-    return *this;
-  }
-  ~PageArray() { std::free(data_); }
-  T* get() const { return data_; }
-  T& operator[](std::size_t i) const { return data_[i]; }
-
- private:
-  T* data_ = nullptr;
-};
 
 // A run of a row: voxels [begin, end) of equal value.
 struct BinaryRun {

@@ -77,15 +77,27 @@ SlabMerge::SlabMerge(const SlabPlan& plan, int connectivity, const LabelInput& i
       connectivity_(connectivity),
       input_(input),
       counts_(plan.count()),
-      first_slices_(plan.count()),
-      last_slices_(plan.count()) {}
+      face_slices_(2 * (plan.count() - 1) * plan.slice_voxels) {}
 
-void SlabMerge::add_slab(std::uint64_t slab, std::uint64_t count, const std::uint32_t* first_slice,
-                         const std::uint32_t* last_slice) {
-  counts_[slab] = count;
+std::uint32_t* SlabMerge::first_slice(std::uint64_t slab) {
+  return slab > 0 ? face_slices_.get() + (2 * slab - 1) * plan_.slice_voxels : nullptr;
+}
+
+std::uint32_t* SlabMerge::last_slice(std::uint64_t slab) {
+  return slab + 1 < plan_.count() ? face_slices_.get() + 2 * slab * plan_.slice_voxels : nullptr;
+}
+
+void SlabMerge::add_slab(std::uint64_t slab, std::uint64_t count) { counts_[slab] = count; }
+
+void SlabMerge::add_slab_labels(std::uint64_t slab, std::uint64_t count,
+                                const std::uint32_t* labels) {
   const std::uint64_t n = plan_.slice_voxels;
-  if (slab > 0) first_slices_[slab].assign(first_slice, first_slice + n);
-  if (slab + 1 < plan_.count()) last_slices_[slab].assign(last_slice, last_slice + n);
+  if (std::uint32_t* first = first_slice(slab)) std::copy(labels, labels + n, first);
+  if (std::uint32_t* last = last_slice(slab)) {
+    const std::uint32_t* from = labels + (plan_.voxels(slab) - n);
+    std::copy(from, from + n, last);
+  }
+  add_slab(slab, count);
 }
 
 namespace {
@@ -141,8 +153,8 @@ std::uint64_t SlabMerge::node_of(std::uint64_t slab, std::uint32_t label) const 
 template <class Touch>
 void SlabMerge::for_each_pair(std::uint64_t upper_slab, std::uint64_t begin, std::uint64_t end,
                               const Touch& touch) const {
-  const std::vector<std::uint32_t>& upper = first_slices_[upper_slab];
-  const std::vector<std::uint32_t>& lower = last_slices_[upper_slab - 1];
+  const std::uint32_t* upper = face_slices_.get() + (2 * upper_slab - 1) * plan_.slice_voxels;
+  const std::uint32_t* lower = upper - plan_.slice_voxels;
   const std::uint64_t width = plan_.extent.x;
   const std::uint64_t height = plan_.slice_voxels / width;
   const std::uint64_t upper_base = plan_.first_voxel(upper_slab);
@@ -204,11 +216,14 @@ void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
   FaceBits& bits = face_bits_[slab];
   bits.word_count = rank_words(counts_[slab] + 1);
   bits.bitmap = unfilled<std::uint32_t>(bits.word_count);
-  const std::vector<std::uint32_t>& first = first_slices_[slab];
+  const std::uint64_t n = plan_.slice_voxels;
+  const std::uint32_t* first = slab > 0 ? face_slices_.get() + (2 * slab - 1) * n : nullptr;
   std::uint32_t first_labels = 0;
-  parallel_for(first.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
-    atomic_max(&first_labels, *std::max_element(first.begin() + begin, first.begin() + end));
-  });
+  if (first != nullptr) {
+    parallel_for(n, threads, [&](std::uint64_t begin, std::uint64_t end) {
+      atomic_max(&first_labels, *std::max_element(first + begin, first + end));
+    });
+  }
   parallel_for(bits.word_count, threads, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t w = begin; w < end; ++w) {
       const std::uint64_t low = w * 32;  // the label of the word's bit 0
@@ -218,8 +233,9 @@ void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
     }
   });
   bits.bitmap[0] &= ~1u;  // label 0 is the background
-  const std::vector<std::uint32_t>& last = last_slices_[slab];
-  parallel_for(last.size(), threads, [&](std::uint64_t begin, std::uint64_t end) {
+  const std::uint32_t* last =
+      slab + 1 < plan_.count() ? face_slices_.get() + 2 * slab * n : nullptr;
+  parallel_for(last != nullptr ? n : 0, threads, [&](std::uint64_t begin, std::uint64_t end) {
     std::uint32_t previous = 0;  // a label's runs in a row: one atomic for them all
     for (std::uint64_t i = begin; i < end; ++i) {
       const std::uint32_t label = last[i];

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/host_device.h"
+#include "runtime/page_array.h"
 #include "volccl/statistics.h"
 #include "volccl/types.h"
 
@@ -89,10 +90,15 @@ class SlabMerge {
   // labels.
   SlabMerge(const SlabPlan& plan, int connectivity, const LabelInput& input);
 
-  // Slab `slab` is labeled with `count` components; its first and last slices' local labels
-  // (slice_voxels each) are copied.
-  void add_slab(std::uint64_t slab, std::uint64_t count, const std::uint32_t* first_slice,
-                const std::uint32_t* last_slice);
+  // Where slab `slab`'s first and last slices' local labels (slice_voxels each) go, for the
+  // caller to write before add_slab(); nullptr for the volume's own first and last slices, which
+  // face no other slab.
+  std::uint32_t* first_slice(std::uint64_t slab);
+  std::uint32_t* last_slice(std::uint64_t slab);
+  // Slab `slab` is labeled with `count` components, its face slices written.
+  void add_slab(std::uint64_t slab, std::uint64_t count);
+  // The same, its face slices copied from the slab's local labels in host memory.
+  void add_slab_labels(std::uint64_t slab, std::uint64_t count, const std::uint32_t* labels);
 
   // Joins the components that touch across each face, with `threads` workers.
   void join(unsigned threads);
@@ -132,7 +138,9 @@ class SlabMerge {
   int connectivity_;
   LabelInput input_;
   std::vector<std::uint64_t> counts_;
-  std::vector<std::vector<std::uint32_t>> first_slices_, last_slices_;
+  // Face f's slices, the last of slab f and then the first of slab f + 1, one after the other:
+  // on 2 MiB pages, first touched by their writers in parallel.
+  PageArray<std::uint32_t> face_slices_;
   std::vector<FaceBits> face_bits_;  // during join()
   // After join(), by node (slab s's face labels are nodes node_base_[s] to node_base_[s + 1]):
   // every slab's local labels that lie on a face (ascending), the final label of each, and how

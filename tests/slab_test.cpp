@@ -127,8 +127,7 @@ TEST(SlabMerge, DeviceTableRuleEqualsTheHostTable) {
         options.backend = Backend::cpu;
         const LabelResult part = label(volume.voxels.data() + plan.first_voxel(s),
                                        plan.slab_extent(s), local.data(), options);
-        merge.add_slab(s, part.component_count, local.data(),
-                       local.data() + (plan.voxels(s) - plan.slice_voxels));
+        merge.add_slab_labels(s, part.component_count, local.data());
       }
       merge.join(2);
       for (std::uint64_t s = 0; s < plan.count(); ++s) {
