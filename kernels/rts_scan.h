@@ -312,6 +312,140 @@ std::uint32_t pack_row(const LabelMapVoxels<T>& voxels, const RowGrid& grid,
   return runs;
 }
 
+// The union-find over a scan's runs, indexed in raster order of their first voxels: one parent
+// a run, a component's root its smallest index (its first voxel's run), and the roots ranked.
+class RunForest {
+ public:
+  void allocate(std::uint32_t runs) {
+    run_count_ = runs;
+    parent_ = PageArray<std::uint32_t>(runs);
+  }
+  std::uint32_t parent(std::uint32_t run) const { return parent_[run]; }
+
+  // The parents as one thread's unite loop changes them: a local copy keeps the array's address
+  // in a register across the loop's stores.
+  class Unions {
+   public:
+    explicit Unions(std::uint32_t* parent) : parent_(parent) {}
+
+    // Root of `run` inside the thread's own runs, halving the path.
+    std::uint32_t find(std::uint32_t run) const {
+      std::uint32_t up = parent_[run];
+      while (up != run) {
+        const std::uint32_t grandparent = parent_[up];
+        if (grandparent == up) return up;
+        parent_[run] = grandparent;
+        run = grandparent;
+        up = parent_[run];
+      }
+      return run;
+    }
+
+    void unite_roots(std::uint32_t a, std::uint32_t b) const {
+      a = find(a);
+      b = find(b);
+      if (a < b) {
+        parent_[b] = a;
+      } else if (b < a) {
+        parent_[a] = b;
+      }
+    }
+
+    // A new run, whose root so far is `root` (the run itself until it has met one), meets an
+    // earlier one, `other`: returns the smaller of its root and the other's, the larger pointed
+    // at it. The run's parent is set to its root once it has met them all.
+    std::uint32_t meet(std::uint32_t run, std::uint32_t root, std::uint32_t other) const {
+      const std::uint32_t other_root = find(other);
+      if (root == run || other_root < root) {
+        if (root != run) parent_[root] = other_root;
+        return other_root;
+      }
+      if (root < other_root) parent_[other_root] = root;
+      return root;
+    }
+
+    void set_parent(std::uint32_t run, std::uint32_t up) const { parent_[run] = up; }
+
+   private:
+    std::uint32_t* parent_;
+  };
+  Unions unions() { return Unions(parent_.get()); }
+
+  void start_ranking() {
+    const std::uint64_t words = (std::uint64_t{run_count_} + 63) / 64;
+    root_bits_.assign(words, 0);
+    roots_before_.resize(words);
+  }
+
+  // Points runs [first, last), one thread's, at their roots (an earlier run of the range is
+  // pointed already) and marks the roots.
+  void point_and_mark(std::uint32_t first, std::uint32_t last) {
+    std::uint64_t word = 0;
+    std::uint32_t word_index = first >> 6;
+    for (std::uint32_t run = first; run < last; ++run) {
+      if ((run >> 6) != word_index) {
+        flush_root_word(word_index, word);
+        word = 0;
+        word_index = run >> 6;
+      }
+      const std::uint32_t up = parent_[run];
+      if (up == run) {
+        word |= std::uint64_t{1} << (run & 63);
+      } else if (up >= first) {
+        store_relaxed(&parent_[run], parent_[up]);
+      } else {
+        store_relaxed(&parent_[run], find_shared(up));
+      }
+    }
+    flush_root_word(word_index, word);
+  }
+
+  // Once every range is marked: the roots before each bitmap word; returns the component count.
+  std::uint32_t rank() {
+    std::uint32_t roots = 0;
+    for (std::uint64_t w = 0; w < root_bits_.size(); ++w) {
+      roots_before_[w] = roots;
+      roots += popcount64(root_bits_[w]);
+    }
+    return roots;
+  }
+
+  // The label of a run pointed at its root: the root's rank + 1.
+  std::uint32_t label_of(std::uint32_t run) const {
+    const std::uint32_t root = parent_[run];
+    const std::uint64_t below = root_bits_[root >> 6] & ((std::uint64_t{1} << (root & 63)) - 1);
+    return roots_before_[root >> 6] + popcount64(below) + 1;
+  }
+
+ private:
+  // Root of `run` in a range another thread is pointing at its roots: every entry it may read
+  // holds an ancestor, before or after that thread's write.
+  std::uint32_t find_shared(std::uint32_t run) const {
+    std::uint32_t up = load_relaxed(&parent_[run]);
+    while (up != run) {
+      run = up;
+      up = load_relaxed(&parent_[run]);
+    }
+    return run;
+  }
+
+  void flush_root_word(std::uint32_t word_index, std::uint64_t word) {
+    if (word != 0) __atomic_fetch_or(&root_bits_[word_index], word, __ATOMIC_RELAXED);
+  }
+
+  std::uint32_t run_count_ = 0;
+  PageArray<std::uint32_t> parent_;
+  std::vector<std::uint64_t> root_bits_;
+  std::vector<std::uint32_t> roots_before_;
+};
+
+// A mask's rows packed: each row's foreground bits (words_per_row words a row) and the index of
+// each row's first run (rows + 1 entries, the last the run count).
+struct PackedRows {
+  PageArray<std::uint64_t> bits;
+  PageArray<std::uint32_t> first_run;
+};
+
 // The runs of one labeling's input, packed, indexed and united.
 template <class Voxels>
 class RunScan {
@@ -344,14 +478,22 @@ class RunScan {
     for (std::uint32_t row = 0; row < grid_.rows; ++row) {
       row_first_run_[row + 1] += row_first_run_[row];
     }
-    run_count_ = row_first_run_[grid_.rows];
-    parent_ = PageArray<std::uint32_t>(run_count_);
+    forest_.allocate(row_first_run_[grid_.rows]);
+  }
+
+  // Takes a mask's rows as another scan packed them, instead of pack().
+  void adopt(PackedRows&& rows) {
+    static_assert(!kValued, "a label map's rows also hold their run starts");
+    bits_ = std::move(rows.bits);
+    row_first_run_ = std::move(rows.first_run);
+    forest_.allocate(row_first_run_[grid_.rows]);
   }
 
   // Unites every run with the runs it touches: within each slab in parallel, then across the
   // slab borders.
   void unite() {
     for_each_slab([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
+    const RunForest::Unions unions = forest_.unions();
     IndexedRow<Run> current;
     IndexedRow<Run> earlier;
     for (std::uint32_t slab = 1; slab < slabs_; ++slab) {
@@ -370,7 +512,7 @@ class RunScan {
           for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
             for_each_touching_run(
                 current.runs[i], earlier, neighbours[n].reach,
-                [&](std::uint32_t other) { unite_roots(current.first_run + i, other); });
+                [&](std::uint32_t other) { unions.unite_roots(current.first_run + i, other); });
           }
         }
       }
@@ -380,39 +522,12 @@ class RunScan {
   // Points every run at its root and marks the roots in a bitmap over the run indices; then
   // counts the roots before each bitmap word. Returns the component count.
   std::uint32_t rank_roots() {
-    const std::uint64_t words = (std::uint64_t{run_count_} + 63) / 64;
-    root_bits_.assign(words, 0);
-    roots_before_.resize(words);
+    forest_.start_ranking();
     for_each_slab([&](std::uint32_t first_row, std::uint32_t last_row) {
-      const std::uint32_t first = row_first_run_[first_row];
-      const std::uint32_t last = row_first_run_[last_row];
-      std::uint64_t word = 0;
-      std::uint32_t word_index = first >> 6;
-      for (std::uint32_t run = first; run < last; ++run) {
-        if ((run >> 6) != word_index) {
-          flush_root_word(word_index, word);
-          word = 0;
-          word_index = run >> 6;
-        }
-        const std::uint32_t up = parent_[run];
-        if (up == run) {
-          word |= std::uint64_t{1} << (run & 63);
-        } else if (up >= first) {
-          // Earlier in this slab, so already pointed at its root.
-          store_relaxed(&parent_[run], parent_[up]);
-        } else {
-          store_relaxed(&parent_[run], find_shared(up));
-        }
-      }
-      flush_root_word(word_index, word);
+      forest_.point_and_mark(row_first_run_[first_row], row_first_run_[last_row]);
     });
-    std::uint32_t roots = 0;
-    for (std::uint64_t w = 0; w < words; ++w) {
-      roots_before_[w] = roots;
-      roots += popcount64(root_bits_[w]);
-    }
-    component_count_ = roots;
-    return roots;
+    component_count_ = forest_.rank();
+    return component_count_;
   }
 
   // Writes every voxel's label: 0 on the background, its root's rank + 1 on its runs. With
@@ -455,12 +570,13 @@ class RunScan {
         const std::uint32_t y = row % grid_.ny;
         const std::uint32_t z = row / grid_.ny;
         for (const Run& run : runs) {
-          const std::uint32_t root = parent_[run_index++];
+          const std::uint32_t root = forest_.parent(run_index);
           if (root != cached_root) {
             if (statistics != nullptr) add_summed();
             cached_root = root;
-            cached_label = label_of_root(root);
+            cached_label = forest_.label_of(run_index);
           }
+          ++run_index;
           for (std::uint32_t x = run.begin; x < run.end; ++x) out[x] = cached_label;
           if (statistics != nullptr) {
             merge(summed, run_moments(run.begin, run.end - run.begin, y, z));
@@ -563,47 +679,12 @@ class RunScan {
     }
   }
 
-  // Root of `run` inside one thread's own rows, halving the path.
-  std::uint32_t find(std::uint32_t run) {
-    std::uint32_t* parent = parent_.get();
-    std::uint32_t up = parent[run];
-    while (up != run) {
-      const std::uint32_t grandparent = parent[up];
-      if (grandparent == up) return up;
-      parent[run] = grandparent;
-      run = grandparent;
-      up = parent[run];
-    }
-    return run;
-  }
-
-  // Root of `run` in a slab another thread is pointing at its roots: every entry it may read
-  // holds an ancestor, before or after that thread's write.
-  std::uint32_t find_shared(std::uint32_t run) const {
-    std::uint32_t up = load_relaxed(&parent_[run]);
-    while (up != run) {
-      run = up;
-      up = load_relaxed(&parent_[run]);
-    }
-    return run;
-  }
-
-  void unite_roots(std::uint32_t a, std::uint32_t b) {
-    a = find(a);
-    b = find(b);
-    if (a < b) {
-      parent_[b] = a;
-    } else if (b < a) {
-      parent_[a] = b;
-    }
-  }
-
   // One slab's rows in order: each run's parent becomes the smallest root among the earlier
   // runs it touches in the slab (a new run's index exceeds theirs), itself when none.
   void unite_slab(std::uint32_t first, std::uint32_t last) {
     const std::uint32_t ring_rows = (grid_.nz > 1 ? grid_.ny + 1 : 1) + 1;
     std::vector<IndexedRow<Run>> ring(std::min<std::uint32_t>(ring_rows, last - first));
-    std::uint32_t* parent = parent_.get();
+    const RunForest::Unions unions = forest_.unions();
     for (std::uint32_t row = first; row < last; ++row) {
       IndexedRow<Run>& current = ring[(row - first) % ring.size()];
       index_row(row, current);
@@ -616,28 +697,11 @@ class RunScan {
         std::uint32_t root = run;
         for (int n = 0; n < count; ++n) {
           for_each_touching_run(current.runs[i], *earlier[n], neighbours[n].reach,
-                                [&](std::uint32_t other) {
-                                  const std::uint32_t other_root = find(other);
-                                  if (root == run || other_root < root) {
-                                    if (root != run) parent[root] = other_root;
-                                    root = other_root;
-                                  } else if (root < other_root) {
-                                    parent[other_root] = root;
-                                  }
-                                });
+                                [&](std::uint32_t other) { root = unions.meet(run, root, other); });
         }
-        parent[run] = root;
+        unions.set_parent(run, root);
       }
     }
-  }
-
-  void flush_root_word(std::uint32_t word_index, std::uint64_t word) {
-    if (word != 0) __atomic_fetch_or(&root_bits_[word_index], word, __ATOMIC_RELAXED);
-  }
-
-  std::uint32_t label_of_root(std::uint32_t root) const {
-    const std::uint64_t below = root_bits_[root >> 6] & ((std::uint64_t{1} << (root & 63)) - 1);
-    return roots_before_[root >> 6] + popcount64(below) + 1;
   }
 
   const Voxels voxels_;
@@ -647,12 +711,23 @@ class RunScan {
   const std::uint32_t bits_per_row_;
   PageArray<std::uint64_t> bits_;
   PageArray<std::uint32_t> row_first_run_;  // rows + 1 entries
-  std::uint32_t run_count_ = 0;
-  PageArray<std::uint32_t> parent_;
-  std::vector<std::uint64_t> root_bits_;
-  std::vector<std::uint32_t> roots_before_;
+  RunForest forest_;
   std::uint32_t component_count_ = 0;
 };
+
+// A packed scan's remaining steps, each timed into `result` (the packing's time since `step`
+// as the initialization): uniting, ranking, and `write_labels`.
+template <class Scan, class WriteLabels>
+void finish_scan(Scan& scan, LabelResult& result, StepClock& step,
+                 const WriteLabels& write_labels) {
+  result.timings.initialization_ms = step.lap();
+  scan.unite();
+  result.timings.merge_ms = step.lap();
+  result.component_count = scan.rank_roots();
+  result.timings.relabel_ms = step.lap();
+  write_labels();
+  result.timings.final_labeling_ms = step.lap();
+}
 
 // The whole labeling of `voxels` at `connectivity` (6, 18 or 26), its steps timed; with
 // `statistics`, the components' moments gathered as the labels are written.
@@ -669,13 +744,7 @@ LabelResult label_runs(const Voxels& voxels, Extent3 extent, int connectivity,
                        resolve_thread_count(options.cpu_threads, extent.voxel_count()));
   result.timings.allocation_ms = step.lap();
   scan.pack();
-  result.timings.initialization_ms = step.lap();
-  scan.unite();
-  result.timings.merge_ms = step.lap();
-  result.component_count = scan.rank_roots();
-  result.timings.relabel_ms = step.lap();
-  scan.write_labels(labels, statistics);
-  result.timings.final_labeling_ms = step.lap();
+  finish_scan(scan, result, step, [&] { scan.write_labels(labels, statistics); });
   result.timings.total_ms = whole_call.lap();
   return result;
 }

@@ -1,6 +1,7 @@
 // CPU labeler RTS for 2D images: the run-based two-pass scan of kernels/rts_scan.h over slabs of
 // rows. An image is a one-slice volume, where 6-connectivity gives the labels of 4 and 26 those
-// of 8.
+// of 8; masks at 8 without statistics go through kernels/rts_pair_scan.h.
+#include "kernels/rts_pair_scan.h"
 #include "kernels/rts_scan.h"
 #include "runtime/labeler.h"
 #include "runtime/voxel_input.h"
@@ -14,6 +15,9 @@ LabelResult label_rts_2d_cpu(const HostLabelCall& call) {
                            call.statistics);
   };
   if (call.input.label_map) return with_label_map(call.input, label);
+  if (volume_connectivity == 26 && call.statistics == nullptr) {
+    return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels);
+  }
   return label(BinaryVoxels{call.mask});
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/rts_pair_scan.h"
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
@@ -106,6 +107,93 @@ TEST(RtsSlabs, SnakesAndFullVolumesAcrossBorders) {
       }
     }
   }
+}
+
+// --- pairs of rows (kernels/rts_pair_scan.h)
+// ------------------------------------------------------
+
+// The labels of the pairs' scan, taken whether or not the pairs would pay.
+std::vector<std::uint32_t> label_in_pairs(const Volume& volume, unsigned threads,
+                                          std::uint32_t& components) {
+  std::vector<std::uint32_t> labels(volume.extent.voxel_count(), test::kPoison);
+  detail::rts::PairScan scan(detail::BinaryVoxels{volume.voxels.data()}, volume.extent, threads);
+  scan.pack();
+  scan.allocate_forest();
+  scan.unite();
+  components = scan.rank_roots();
+  scan.write_labels(labels.data());
+  return labels;
+}
+
+// Every unit layout: slices of odd height (a last unit of one row), rows across word borders,
+// one-slice volumes (images at 8), thin and 1-voxel extents, and the slab borders of every
+// thread count, at densities where pairs pay and where they do not.
+TEST(RtsPairs, EveryUnitLayoutAgainstTheReference) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Extent3 extents[] = {{1, 1, 1},   {1, 1, 9},     {9, 1, 1},   {1, 9, 1},   {2, 2, 2},
+                             {3, 5, 7},   {7, 3, 2},     {63, 17, 9}, {64, 6, 5},  {65, 7, 4},
+                             {129, 9, 1}, {130, 130, 1}, {5, 130, 1}, {17, 2, 40}, {1, 23, 29}};
+  std::uint32_t volume_seed = seed;
+  for (const Extent3& extent : extents) {
+    for (double density : {0.05, 0.3, 0.6, 0.9}) {
+      for (unsigned granularity : {1u, 2u, 3u}) {
+        const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
+        const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+        for (unsigned threads : kThreadCounts) {
+          std::uint32_t components = 0;
+          const std::vector<std::uint32_t> labels = label_in_pairs(volume, threads, components);
+          ASSERT_EQ(components, reference.component_count)
+              << extent.to_string() << ", density " << density << ", granularity " << granularity
+              << ", " << threads << " threads";
+          ASSERT_TRUE(test::labels_equal(reference.labels, labels, volume.extent))
+              << extent.to_string() << ", density " << density << ", granularity " << granularity
+              << ", " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+// Snakes through every border, and contacts by corners only: a diagonal staircase across pairs
+// and slices.
+TEST(RtsPairs, SnakesAndCornerContacts) {
+  Volume staircase{{24, 24, 24}, {}};
+  staircase.voxels.assign(staircase.extent.voxel_count(), 0);
+  for (std::uint64_t i = 0; i < 24; ++i) staircase.voxels[(i * 24 + i) * 24 + i] = 1;
+  for (std::uint64_t i = 0; i + 2 < 24; i += 3) staircase.voxels[(i * 24 + 23 - i) * 24 + i] = 1;
+  const Volume volumes[] = {data::hilbert(3, 16), data::spiral({33, 31, 5}), staircase,
+                            data::random_granular({40, 12, 11}, 1.0, 1, 1)};
+  for (const Volume& volume : volumes) {
+    const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+    for (unsigned threads : kThreadCounts) {
+      std::uint32_t components = 0;
+      const std::vector<std::uint32_t> labels = label_in_pairs(volume, threads, components);
+      ASSERT_EQ(components, reference.component_count) << volume.extent.to_string();
+      ASSERT_TRUE(test::labels_equal(reference.labels, labels, volume.extent))
+          << volume.extent.to_string() << ", " << threads << " threads";
+    }
+  }
+}
+
+// Pairs are taken where they hold few runs: dense random volumes and granular ones, not sparse
+// ones; in images only the dense ones.
+TEST(RtsPairs, TakenWhereTheyHoldFewRuns) {
+  const Extent3 extent{128, 64, 16};
+  const auto pays = [](Extent3 extent, double density, unsigned granularity) {
+    const Volume volume = data::random_granular(extent, density, granularity, 7);
+    detail::rts::PairScan scan(detail::BinaryVoxels{volume.voxels.data()}, extent, 2);
+    scan.pack();
+    return scan.pays();
+  };
+  EXPECT_TRUE(pays(extent, 0.6, 1));
+  EXPECT_TRUE(pays(extent, 0.3, 8));
+  EXPECT_FALSE(pays(extent, 0.3, 1));
+  EXPECT_FALSE(pays(extent, 0.05, 1));
+  const Extent3 image{512, 512, 1};
+  EXPECT_TRUE(pays(image, 0.7, 1));
+  EXPECT_FALSE(pays(image, 0.3, 4));
+  EXPECT_FALSE(pays(image, 0.3, 1));
 }
 
 // --- label maps ----------------------------------------------------------------------------------

@@ -1,0 +1,471 @@
+// RTS over pairs of rows, for masks at 26 (and 8 in 2D, a one-slice volume at 26): rows y and
+// y + 1 of a slice (y even) are one unit, and the runs of their OR are its runs. Any two voxels of
+// a pair at consecutive x touch (by a face, an edge or a corner), so each such run is connected,
+// and a unit holds about three fifths of the runs of its two rows at density 30 %, in half as many
+// units to scan. A unit's runs are indexed in raster order of their first voxels (those with a
+// voxel in the upper row first, by x; then those only in the lower row, by x), so the smallest
+// index of a component is still its first voxel's run and its rank is its label, as in RunScan.
+//
+// A run touches: in the unit above (same slice), the voxels of that unit's lower row next to its
+// own upper row's; in the slice before, the runs of the same pair within one voxel of its x range
+// (every such pair of voxels touches at 26), the lower row of the pair above next to its upper
+// row, and the upper row of the pair below next to its lower row.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/rts_scan.h"
+
+namespace volccl::detail::rts {
+
+// The units of a volume of nx x ny x nz voxels: unit p + z * pairs_per_slice holds rows 2p and
+// 2p + 1 of slice z (only 2p for the last pair of a slice of odd height).
+struct PairGrid {
+  RowGrid rows;
+  std::uint32_t pairs_per_slice;
+  std::uint32_t units;
+
+  explicit PairGrid(Extent3 extent)
+      : rows(extent), pairs_per_slice((rows.ny + 1) / 2), units(pairs_per_slice * rows.nz) {}
+  std::uint32_t upper_row(std::uint32_t unit) const {
+    return unit / pairs_per_slice * rows.ny + 2 * (unit % pairs_per_slice);
+  }
+  bool has_lower_row(std::uint32_t unit) const {
+    return 2 * (unit % pairs_per_slice) + 1 < rows.ny;
+  }
+};
+
+// A unit's runs, in x order, with each one's index and, at each voxel of the OR, its ordinal.
+struct PairUnit {
+  const std::uint64_t* upper = nullptr;  // the rows' foreground bits
+  const std::uint64_t* lower = nullptr;  // all zero where the unit has one row
+  std::vector<std::uint32_t> begin, end, index;
+  std::vector<std::uint32_t> run_at;  // defined on the OR's voxels only
+};
+
+// Bits [from, to) of word `w` (positions w * 64 ...).
+inline std::uint64_t bits_in_word(std::uint32_t w, std::uint32_t from, std::uint32_t to) {
+  const std::uint32_t low = w * 64;
+  if (to <= low || from >= low + 64) return 0;
+  const std::uint64_t from_mask =
+      from > low ? ~std::uint64_t{0} << (from - low) : ~std::uint64_t{0};
+  const std::uint64_t to_mask =
+      to < low + 64 ? (std::uint64_t{1} << (to - low)) - 1 : ~std::uint64_t{0};
+  return from_mask & to_mask;
+}
+
+// Bits [from, to) of their word, where from and to - 1 lie in the same word.
+inline std::uint64_t span_in_word(std::uint32_t from, std::uint32_t to) {
+  return (~std::uint64_t{0} << (from & 63)) & (~std::uint64_t{0} >> (63 - ((to - 1) & 63)));
+}
+
+// `bits` without those below position `end` (bits at w * 64 + i).
+inline std::uint64_t from_position(std::uint64_t bits, std::uint32_t w, std::uint32_t end) {
+  const std::uint32_t shift = end - w * 64;
+  return shift >= 64 ? 0 : bits & (~std::uint64_t{0} << shift);
+}
+
+class PairScan {
+ public:
+  PairScan(const BinaryVoxels& voxels, Extent3 extent, unsigned threads)
+      : voxels_(voxels),
+        grid_(extent),
+        slabs_(static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, grid_.units))),
+        bits_(std::uint64_t{grid_.rows.words_per_row} * grid_.rows.rows),
+        row_first_run_(std::uint64_t{grid_.rows.rows} + 1),
+        zero_row_(grid_.rows.words_per_row, 0),
+        unit_first_run_(std::uint64_t{grid_.units} + 1) {}
+
+  // Packs every row's bits and counts each unit's runs; then their indices.
+  void pack() {
+    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+      for (std::uint32_t unit = first; unit < last; ++unit) {
+        const std::uint32_t row = grid_.upper_row(unit);
+        const bool two_rows = grid_.has_lower_row(unit);
+        for (std::uint32_t r = row; r < row + (two_rows ? 2 : 1); ++r) {
+          row_first_run_[r + 1] =
+              pack_row(voxels_, grid_.rows, grid_.rows.first_voxel(r), foreground(r), nullptr);
+        }
+        const std::uint64_t* upper = foreground(row);
+        const std::uint64_t* lower = two_rows ? foreground(row + 1) : zero_row_.data();
+        std::uint32_t runs = 0;
+        std::uint64_t carry = 0;
+        for (std::uint32_t w = 0; w < grid_.rows.words_per_row; ++w) {
+          const std::uint64_t either = upper[w] | lower[w];
+          runs += popcount64(either & ~((either << 1) | carry));
+          carry = either >> 63;
+        }
+        unit_first_run_[unit + 1] = runs;
+      }
+    });
+    unit_first_run_[0] = 0;
+    for (std::uint32_t unit = 0; unit < grid_.units; ++unit) {
+      unit_first_run_[unit + 1] += unit_first_run_[unit];
+    }
+    row_first_run_[0] = 0;
+    for (std::uint32_t row = 0; row < grid_.rows.rows; ++row) {
+      row_first_run_[row + 1] += row_first_run_[row];
+    }
+  }
+
+  // Whether the pairs hold few enough runs to pay for their costlier tests. In a volume, at most
+  // eleven for twenty runs of the rows: granular volumes and the real ones hold about half (faster
+  // in pairs), random ones of density 60 % about a quarter (nearly twice as fast), those of
+  // density 30 % three fifths (a little slower), sparse ones and Hilbert curves three quarters or
+  // more (slower). In an image, where a run has one earlier unit to meet instead of four, at most
+  // nine for twenty: granular images, at half, are slower in pairs.
+  bool pays() const {
+    const std::uint64_t most = grid_.rows.nz > 1 ? 11 : 9;
+    return std::uint64_t{unit_first_run_[grid_.units]} * 20 <=
+           std::uint64_t{row_first_run_[grid_.rows.rows]} * most;
+  }
+
+  // The rows as packed, for a RunScan when the pairs do not pay.
+  PackedRows release_rows() { return {std::move(bits_), std::move(row_first_run_)}; }
+
+  void allocate_forest() { forest_.allocate(unit_first_run_[grid_.units]); }
+
+  // Unites every run with the runs it touches: within each slab in parallel, then across the
+  // slab borders.
+  void unite() {
+    for_each_slab([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
+    const RunForest::Unions unions = forest_.unions();
+    PairUnit current;
+    std::vector<PairUnit> earlier(4);
+    for (std::uint32_t slab = 1; slab < slabs_; ++slab) {
+      const std::uint32_t first = slab_begin(slab);
+      const std::uint32_t last = slab_begin(slab + 1);
+      // Units more than a slice's pairs and one past the border have no neighbour before it.
+      const std::uint32_t reach_end = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.pairs_per_slice + 1));
+      for (std::uint32_t unit = first; unit < reach_end; ++unit) {
+        decode(unit, current);
+        Neighbours neighbours = earlier_units(unit);
+        const PairUnit* decoded[4] = {};
+        for (int n = 0; n < 4; ++n) {
+          if (neighbours.unit[n] != kNone && neighbours.unit[n] < first) {
+            decode(neighbours.unit[n], earlier[n]);
+            decoded[n] = &earlier[n];
+          }
+        }
+        for (std::uint32_t k = 0; k < current.begin.size(); ++k) {
+          for_each_touch(current, k, decoded,
+                         [&](std::uint32_t other) { unions.unite_roots(current.index[k], other); });
+        }
+      }
+    }
+  }
+
+  // Points every run at its root, marks the roots and ranks them; the component count.
+  std::uint32_t rank_roots() {
+    forest_.start_ranking();
+    for_each_slab([&](std::uint32_t first_unit, std::uint32_t last_unit) {
+      forest_.point_and_mark(unit_first_run_[first_unit], unit_first_run_[last_unit]);
+    });
+    return forest_.rank();
+  }
+
+  // Writes every voxel's label: each unit's rows cleared whole (random rows have gaps of a few
+  // voxels between runs), then each run's voxels in either row given its root's rank + 1.
+  void write_labels(std::uint32_t* labels) {
+    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+      PairUnit unit_runs;
+      for (std::uint32_t unit = first; unit < last; ++unit) {
+        decode(unit, unit_runs, false);
+        const std::uint32_t row = grid_.upper_row(unit);
+        const std::uint32_t nx = grid_.rows.nx;
+        std::uint32_t* upper_out = labels + grid_.rows.first_voxel(row);
+        std::uint32_t* lower_out = upper_out + nx;
+        const bool two_rows = grid_.has_lower_row(unit);
+        std::fill(upper_out, upper_out + (two_rows ? 2 * nx : nx), 0u);
+        for (std::uint32_t k = 0; k < unit_runs.begin.size(); ++k) {
+          const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
+          write_run(unit_runs.upper, upper_out, unit_runs.begin[k], unit_runs.end[k], label);
+          if (two_rows) {
+            write_run(unit_runs.lower, lower_out, unit_runs.begin[k], unit_runs.end[k], label);
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  static constexpr std::uint32_t kNone = ~0u;
+
+  // The earlier units a unit's runs may touch: above in its slice, and in the slice before the
+  // pair above, the same pair and the pair below (kNone where there is none).
+  struct Neighbours {
+    std::uint32_t unit[4] = {kNone, kNone, kNone, kNone};
+  };
+  enum Neighbour { kAbove = 0, kBeforeAbove = 1, kBefore = 2, kBeforeBelow = 3 };
+
+  Neighbours earlier_units(std::uint32_t unit) const {
+    Neighbours n;
+    const std::uint32_t pair = unit % grid_.pairs_per_slice;
+    if (pair > 0) n.unit[kAbove] = unit - 1;
+    if (unit >= grid_.pairs_per_slice) {
+      const std::uint32_t before = unit - grid_.pairs_per_slice;
+      if (pair > 0) n.unit[kBeforeAbove] = before - 1;
+      n.unit[kBefore] = before;
+      if (pair + 1 < grid_.pairs_per_slice) n.unit[kBeforeBelow] = before + 1;
+    }
+    return n;
+  }
+
+  std::uint64_t* foreground(std::uint32_t row) {
+    return bits_.get() + std::uint64_t{row} * grid_.rows.words_per_row;
+  }
+
+  std::uint32_t slab_begin(std::uint32_t slab) const {
+    return static_cast<std::uint32_t>(std::uint64_t{grid_.units} * slab / slabs_);
+  }
+
+  template <class SlabBody>
+  void for_each_slab(const SlabBody& body) {
+    parallel_for(slabs_, slabs_, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t slab = begin; slab < end; ++slab) {
+        const auto s = static_cast<std::uint32_t>(slab);
+        body(slab_begin(s), slab_begin(s + 1));
+      }
+    });
+  }
+
+  // The unit's runs from its rows' bits, their indices, and (for a unit read as an earlier one)
+  // the ordinal at each voxel of the OR.
+  void decode(std::uint32_t unit, PairUnit& out, bool with_run_at = true) {
+    const std::uint32_t row = grid_.upper_row(unit);
+    out.upper = foreground(row);
+    out.lower = grid_.has_lower_row(unit) ? foreground(row + 1) : zero_row_.data();
+    const std::uint32_t count = unit_first_run_[unit + 1] - unit_first_run_[unit];
+    out.begin.resize(count);
+    out.end.resize(count);
+    out.index.resize(count);
+    std::uint32_t begun = 0;
+    std::uint32_t ended = 0;
+    std::uint64_t carry = 0;
+    for (std::uint32_t w = 0; w < grid_.rows.words_per_row; ++w) {
+      const std::uint64_t either = out.upper[w] | out.lower[w];
+      const std::uint64_t after = (either << 1) | carry;
+      carry = either >> 63;
+      std::uint64_t begins = either & ~after;
+      std::uint64_t ends = after & ~either;
+      while (ends != 0) {
+        out.end[ended++] = w * 64 + lowest_bit(ends);
+        ends &= ends - 1;
+      }
+      while (begins != 0) {
+        out.begin[begun++] = w * 64 + lowest_bit(begins);
+        begins &= begins - 1;
+      }
+    }
+    if (ended < begun) out.end[ended] = grid_.rows.nx;
+    // Raster order: the runs with a voxel in the upper row, then the others.
+    // index[k] holds 1 for a run with a voxel in the upper row until the ordinals are known.
+    std::uint32_t with_upper = 0;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      out.index[k] = any_bit(out.upper, out.begin[k], out.end[k]) ? 1 : 0;
+      with_upper += out.index[k];
+    }
+    std::uint32_t upper_next = unit_first_run_[unit];
+    std::uint32_t lower_next = upper_next + with_upper;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      out.index[k] = out.index[k] != 0 ? upper_next++ : lower_next++;
+    }
+    if (!with_run_at) return;
+    out.run_at.resize(grid_.rows.nx);
+    for (std::uint32_t k = 0; k < count; ++k) {
+      for (std::uint32_t x = out.begin[k]; x < out.end[k]; ++x) out.run_at[x] = k;
+    }
+  }
+
+  static bool any_bit(const std::uint64_t* bits, std::uint32_t from, std::uint32_t to) {
+    if ((from >> 6) == ((to - 1) >> 6)) return (bits[from >> 6] & span_in_word(from, to)) != 0;
+    for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
+      if ((bits[w] & bits_in_word(w, from, to)) != 0) return true;
+    }
+    return false;
+  }
+
+  // touch(index) for each run of `earlier` with a voxel in `earlier_row` next to (within one
+  // voxel along x of) a voxel of `row` in [from, to).
+  template <class Touch>
+  void touch_next_to(const std::uint64_t* row, std::uint32_t from, std::uint32_t to,
+                     const PairUnit& earlier, const std::uint64_t* earlier_row,
+                     const Touch& touch) const {
+    const std::uint32_t lo = from > 0 ? from - 1 : 0;
+    const std::uint32_t hi = std::min(grid_.rows.nx, to + 1);
+    const std::uint32_t last_word = (hi - 1) >> 6;
+    if ((lo >> 6) == last_word) {
+      // Most runs of granular volumes: the window in one word, so no voxel of `row` in [from,
+      // to) has a neighbour outside it.
+      const std::uint32_t w = last_word;
+      const std::uint64_t own = row[w] & span_in_word(from, to);
+      std::uint64_t meets = (own | (own << 1) | (own >> 1)) & earlier_row[w];
+      while (meets != 0) {
+        const std::uint32_t k = earlier.run_at[w * 64 + lowest_bit(meets)];
+        touch(earlier.index[k]);
+        meets = from_position(meets, w, earlier.end[k]);
+      }
+      return;
+    }
+    std::uint32_t skip_below = 0;  // the voxels of runs already touched
+    const auto own_word = [&](std::uint32_t w) {
+      return w < grid_.rows.words_per_row ? row[w] & bits_in_word(w, from, to) : 0;
+    };
+    std::uint64_t previous = 0;  // own_word(w - 1)
+    std::uint64_t own = own_word(lo >> 6);
+    for (std::uint32_t w = lo >> 6; w <= last_word; ++w) {
+      const std::uint64_t next = own_word(w + 1);
+      const std::uint64_t near = own | (own << 1) | (own >> 1) | (previous >> 63) | (next << 63);
+      std::uint64_t meets = near & earlier_row[w];
+      if (skip_below > w * 64) meets = from_position(meets, w, skip_below);
+      while (meets != 0) {
+        const std::uint32_t k = earlier.run_at[w * 64 + lowest_bit(meets)];
+        touch(earlier.index[k]);
+        skip_below = earlier.end[k];
+        meets = from_position(meets, w, skip_below);
+      }
+      previous = own;
+      own = next;
+    }
+  }
+
+  // touch(index) for every earlier run that run k of `current` touches; `earlier` by Neighbour,
+  // null where absent.
+  template <class Touch>
+  void for_each_touch(const PairUnit& current, std::uint32_t k, const PairUnit* const* earlier,
+                      const Touch& touch) const {
+    const std::uint32_t from = current.begin[k];
+    const std::uint32_t to = current.end[k];
+    if (earlier[kAbove] != nullptr) {
+      touch_next_to(current.upper, from, to, *earlier[kAbove], earlier[kAbove]->lower, touch);
+    }
+    if (earlier[kBeforeAbove] != nullptr) {
+      touch_next_to(current.upper, from, to, *earlier[kBeforeAbove], earlier[kBeforeAbove]->lower,
+                    touch);
+    }
+    if (earlier[kBefore] != nullptr) {
+      const PairUnit& before = *earlier[kBefore];
+      const std::uint32_t lo = from > 0 ? from - 1 : 0;
+      const std::uint32_t hi = std::min(grid_.rows.nx, to + 1);
+      std::uint32_t lowest = 0;
+      std::uint32_t highest = 0;
+      if (or_span(before, lo, hi, lowest, highest)) {
+        for (std::uint32_t j = before.run_at[lowest]; j <= before.run_at[highest]; ++j) {
+          touch(before.index[j]);
+        }
+      }
+    }
+    if (earlier[kBeforeBelow] != nullptr) {
+      touch_next_to(current.lower, from, to, *earlier[kBeforeBelow], earlier[kBeforeBelow]->upper,
+                    touch);
+    }
+  }
+
+  // The lowest and highest voxels of the unit's OR in [lo, hi), if any.
+  static bool or_span(const PairUnit& unit, std::uint32_t lo, std::uint32_t hi,
+                      std::uint32_t& lowest, std::uint32_t& highest) {
+    const std::uint32_t first_word = lo >> 6;
+    const std::uint32_t last_word = (hi - 1) >> 6;
+    std::uint32_t w = first_word;
+    std::uint64_t bits = (unit.upper[w] | unit.lower[w]) & bits_in_word(w, lo, hi);
+    while (bits == 0) {
+      if (++w > last_word) return false;
+      bits = (unit.upper[w] | unit.lower[w]) & bits_in_word(w, lo, hi);
+    }
+    lowest = w * 64 + lowest_bit(bits);
+    w = last_word;
+    bits = (unit.upper[w] | unit.lower[w]) & bits_in_word(w, lo, hi);
+    while (bits == 0) {
+      --w;
+      bits = (unit.upper[w] | unit.lower[w]) & bits_in_word(w, lo, hi);
+    }
+    highest = w * 64 + 63 - static_cast<std::uint32_t>(__builtin_clzll(bits));
+    return true;
+  }
+
+  // One slab's units in order: each run's parent becomes the smallest root among the earlier
+  // runs it touches (in earlier units, so of smaller indices), itself when none.
+  void unite_slab(std::uint32_t first, std::uint32_t last) {
+    const std::uint32_t ring_units = grid_.pairs_per_slice + 2;
+    std::vector<PairUnit> ring(std::min<std::uint32_t>(ring_units, last - first));
+    const RunForest::Unions unions = forest_.unions();
+    for (std::uint32_t unit = first; unit < last; ++unit) {
+      PairUnit& current = ring[(unit - first) % ring.size()];
+      decode(unit, current);
+      const Neighbours neighbours = earlier_units(unit);
+      const PairUnit* earlier[4] = {};
+      for (int n = 0; n < 4; ++n) {
+        const std::uint32_t u = neighbours.unit[n];
+        if (u != kNone && u >= first) earlier[n] = &ring[(u - first) % ring.size()];
+      }
+      for (std::uint32_t k = 0; k < current.begin.size(); ++k) {
+        const std::uint32_t run = current.index[k];
+        std::uint32_t root = run;
+        for_each_touch(current, k, earlier,
+                       [&](std::uint32_t other) { root = unions.meet(run, root, other); });
+        unions.set_parent(run, root);
+      }
+    }
+  }
+
+  // out[x] = label where the row has a voxel at x in [from, to), else 0: a fill where the row
+  // covers the run (long runs mostly do), else no branch on the voxels, whose pattern is as
+  // random as the volume.
+  static void write_run(const std::uint64_t* bits, std::uint32_t* out, std::uint32_t from,
+                        std::uint32_t to, std::uint32_t label) {
+    if (covers(bits, from, to)) {
+      std::fill(out + from, out + to, label);
+      return;
+    }
+    for (std::uint32_t x = from; x < to; ++x) {
+      out[x] = label & (0u - static_cast<std::uint32_t>((bits[x >> 6] >> (x & 63)) & 1));
+    }
+  }
+
+  static bool covers(const std::uint64_t* bits, std::uint32_t from, std::uint32_t to) {
+    for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
+      const std::uint64_t span = bits_in_word(w, from, to);
+      if ((bits[w] & span) != span) return false;
+    }
+    return true;
+  }
+
+  const BinaryVoxels voxels_;
+  const PairGrid grid_;
+  const std::uint32_t slabs_;
+  PageArray<std::uint64_t> bits_;
+  PageArray<std::uint32_t> row_first_run_;  // rows + 1 entries: each row's own runs, counted
+  std::vector<std::uint64_t> zero_row_;
+  PageArray<std::uint32_t> unit_first_run_;  // units + 1 entries
+  RunForest forest_;
+};
+
+// The whole labeling of a mask at 26 (8 in 2D), its steps timed as label_runs times them: in
+// pairs of rows where they pay, else in rows, from the same packed bits.
+inline LabelResult label_mask_at_26(const BinaryVoxels& voxels, Extent3 extent,
+                                    const LabelOptions& options, std::uint32_t* labels) {
+  StepClock whole_call;
+  StepClock step;
+  LabelResult result;
+  result.backend_used = Backend::cpu;
+  result.algorithm_used = options.algorithm;
+  const unsigned threads = resolve_thread_count(options.cpu_threads, extent.voxel_count());
+  PairScan pairs(voxels, extent, threads);
+  result.timings.allocation_ms = step.lap();
+  pairs.pack();
+  if (pairs.pays()) {
+    pairs.allocate_forest();
+    finish_scan(pairs, result, step, [&] { pairs.write_labels(labels); });
+  } else {
+    RunScan<BinaryVoxels> rows(voxels, extent, 26, threads);
+    rows.adopt(pairs.release_rows());
+    finish_scan(rows, result, step, [&] { rows.write_labels(labels, nullptr); });
+  }
+  result.timings.total_ms = whole_call.lap();
+  return result;
+}
+
+}  // namespace volccl::detail::rts
