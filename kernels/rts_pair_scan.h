@@ -164,14 +164,19 @@ class PairScan {
     for_each_slab([&](std::uint32_t first_unit, std::uint32_t last_unit) {
       forest_.point_and_mark(unit_first_run_[first_unit], unit_first_run_[last_unit]);
     });
-    return forest_.rank();
+    component_count_ = forest_.rank();
+    return component_count_;
   }
 
   // Writes every voxel's label: each unit's rows cleared whole (random rows have gaps of a few
-  // voxels between runs), then each run's voxels in either row given its root's rank + 1.
-  void write_labels(std::uint32_t* labels) {
-    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+  // voxels between runs), then each run's voxels in either row given its root's rank + 1. With
+  // `statistics`, also sums the moments of each row's voxels in each run (in closed form, piece by
+  // piece of one word) into its label's row.
+  void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
+    MomentSums sums(statistics, component_count_, slabs_);
+    for_each_slab_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
       PairUnit unit_runs;
+      MomentSums::Writer moments(sums, slab, unit_first_run_[first]);
       for (std::uint32_t unit = first; unit < last; ++unit) {
         decode(unit, unit_runs, false);
         const std::uint32_t row = grid_.upper_row(unit);
@@ -180,15 +185,23 @@ class PairScan {
         std::uint32_t* lower_out = upper_out + nx;
         const bool two_rows = grid_.has_lower_row(unit);
         std::fill(upper_out, upper_out + (two_rows ? 2 * nx : nx), 0u);
+        const std::uint32_t y = row % grid_.rows.ny;
+        const std::uint32_t z = row / grid_.rows.ny;
         for (std::uint32_t k = 0; k < unit_runs.begin.size(); ++k) {
           const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
-          write_run(unit_runs.upper, upper_out, unit_runs.begin[k], unit_runs.end[k], label);
-          if (two_rows) {
-            write_run(unit_runs.lower, lower_out, unit_runs.begin[k], unit_runs.end[k], label);
+          const std::uint32_t from = unit_runs.begin[k];
+          const std::uint32_t to = unit_runs.end[k];
+          write_run(unit_runs.upper, upper_out, from, to, label);
+          if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
+          if (sums.gathers()) {
+            const std::uint32_t root = forest_.parent(unit_runs.index[k]);
+            add_pieces(moments, root, label, unit_runs.upper, from, to, y, z);
+            if (two_rows) add_pieces(moments, root, label, unit_runs.lower, from, to, y + 1, z);
           }
         }
       }
     });
+    if (sums.gathers()) sums.finish();
   }
 
  private:
@@ -222,14 +235,21 @@ class PairScan {
     return static_cast<std::uint32_t>(std::uint64_t{grid_.units} * slab / slabs_);
   }
 
+  // body(slab, first unit, last unit) for each slab, one per thread.
   template <class SlabBody>
-  void for_each_slab(const SlabBody& body) {
+  void for_each_slab_index(const SlabBody& body) {
     parallel_for(slabs_, slabs_, [&](std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t slab = begin; slab < end; ++slab) {
         const auto s = static_cast<std::uint32_t>(slab);
-        body(slab_begin(s), slab_begin(s + 1));
+        body(s, slab_begin(s), slab_begin(s + 1));
       }
     });
+  }
+
+  template <class SlabBody>
+  void for_each_slab(const SlabBody& body) {
+    for_each_slab_index(
+        [&](std::uint32_t, std::uint32_t first, std::uint32_t last) { body(first, last); });
   }
 
   // The unit's runs from its rows' bits, their indices, and (for a unit read as an earlier one)
@@ -411,6 +431,23 @@ class PairScan {
     }
   }
 
+  // The moments of a row's voxels in [from, to), each unbroken piece within one word in closed
+  // form, added to `label`'s.
+  static void add_pieces(MomentSums::Writer& moments, std::uint32_t root, std::uint32_t label,
+                         const std::uint64_t* bits, std::uint32_t from, std::uint32_t to,
+                         std::uint32_t y, std::uint32_t z) {
+    for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
+      std::uint64_t set = bits[w] & bits_in_word(w, from, to);
+      while (set != 0) {
+        const std::uint32_t begin = lowest_bit(set);
+        const std::uint64_t gaps = ~set & (~std::uint64_t{0} << begin);
+        const std::uint32_t end = gaps == 0 ? 64 : lowest_bit(gaps);
+        moments.add(root, label, run_moments(w * 64 + begin, end - begin, y, z));
+        set = end == 64 ? 0 : set & (~std::uint64_t{0} << end);
+      }
+    }
+  }
+
   // out[x] = label where the row has a voxel at x in [from, to), else 0: a fill where the row
   // covers the run (long runs mostly do), else no branch on the voxels, whose pattern is as
   // random as the volume.
@@ -441,12 +478,15 @@ class PairScan {
   std::vector<std::uint64_t> zero_row_;
   PageArray<std::uint32_t> unit_first_run_;  // units + 1 entries
   RunForest forest_;
+  std::uint32_t component_count_ = 0;
 };
 
-// The whole labeling of a mask at 26 (8 in 2D), its steps timed as label_runs times them: in
-// pairs of rows where they pay, else in rows, from the same packed bits.
+// The whole labeling of a mask at 26 (8 in 2D), its steps timed as label_runs times them, with
+// `statistics` its components' moments: in pairs of rows where they pay, else in rows, from the
+// same packed bits.
 inline LabelResult label_mask_at_26(const BinaryVoxels& voxels, Extent3 extent,
-                                    const LabelOptions& options, std::uint32_t* labels) {
+                                    const LabelOptions& options, std::uint32_t* labels,
+                                    std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
   StepClock step;
   LabelResult result;
@@ -458,11 +498,11 @@ inline LabelResult label_mask_at_26(const BinaryVoxels& voxels, Extent3 extent,
   pairs.pack();
   if (pairs.pays()) {
     pairs.allocate_forest();
-    finish_scan(pairs, result, step, [&] { pairs.write_labels(labels); });
+    finish_scan(pairs, result, step, [&] { pairs.write_labels(labels, statistics); });
   } else {
     RunScan<BinaryVoxels> rows(voxels, extent, 26, threads);
     rows.adopt(pairs.release_rows());
-    finish_scan(rows, result, step, [&] { rows.write_labels(labels, nullptr); });
+    finish_scan(rows, result, step, [&] { rows.write_labels(labels, statistics); });
   }
   result.timings.total_ms = whole_call.lap();
   return result;

@@ -439,6 +439,74 @@ class RunForest {
   std::vector<std::uint32_t> roots_before_;
 };
 
+// A labeling's component moments gathered as its labels are written, one writer per slab, so
+// that the labels are never read back: the slab that holds a component's root (its first run)
+// owns its row; a slab meeting a component rooted in an earlier slab sums it apart, added once
+// every slab is done. The consecutive runs of one label are summed in registers.
+class MomentSums {
+ public:
+  // No table: every call is a no-op.
+  MomentSums(std::vector<ComponentMoments>* table, std::uint32_t components, std::uint32_t slabs)
+      : table_(table), borrowed_(table != nullptr ? slabs : 0) {
+    if (table == nullptr) return;
+    // A table of many components is tens of megabytes, touched here for the first time.
+    table->clear();
+    table->reserve(components);
+    advise_huge_pages(table->data(), components * sizeof(ComponentMoments));
+    table->resize(components);
+  }
+  bool gathers() const { return table_ != nullptr; }
+
+  // One slab's sums; its runs from `own_runs_begin` on are its own.
+  class Writer {
+   public:
+    Writer(MomentSums& sums, std::uint32_t slab, std::uint32_t own_runs_begin)
+        : sums_(sums), slab_(slab), own_runs_begin_(own_runs_begin) {}
+    ~Writer() { flush(); }
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+
+    // A run of `label`, of the component rooted at run `root`.
+    void add(std::uint32_t root, std::uint32_t label, const Moments& run) {
+      if (label != label_) {
+        flush();
+        label_ = label;
+        root_ = root;
+      }
+      merge(summed_, run);
+    }
+
+   private:
+    void flush() {
+      if (label_ == 0) return;
+      if (root_ >= own_runs_begin_) {
+        merge((*sums_.table_)[label_ - 1], summed_);
+      } else {
+        merge(sums_.borrowed_[slab_].try_emplace(label_, no_moments()).first->second, summed_);
+      }
+      summed_ = no_moments();
+    }
+
+    MomentSums& sums_;
+    const std::uint32_t slab_;
+    const std::uint32_t own_runs_begin_;
+    std::uint32_t label_ = 0;
+    std::uint32_t root_ = 0;
+    Moments summed_ = no_moments();
+  };
+
+  // Once every slab's writer is gone: the sums of components rooted in other slabs.
+  void finish() {
+    for (const auto& slab : borrowed_) {
+      for (const auto& [label, moments] : slab) merge((*table_)[label - 1], moments);
+    }
+  }
+
+ private:
+  std::vector<ComponentMoments>* table_;
+  std::vector<std::unordered_map<std::uint32_t, Moments>> borrowed_;
+};
+
 // A mask's rows packed: each row's foreground bits (words_per_row words a row) and the index of
 // each row's first run (rows + 1 entries, the last the run count).
 struct PackedRows {
@@ -531,36 +599,14 @@ class RunScan {
   }
 
   // Writes every voxel's label: 0 on the background, its root's rank + 1 on its runs. With
-  // `statistics`, also sums each run's moments (in closed form) into its label's row, so the
-  // labels are never read back: the slab that holds a component's root, its first run, owns the
-  // row; a slab meeting a component rooted in an earlier slab sums it apart, added afterwards.
+  // `statistics`, also sums each run's moments (in closed form) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
-    if (statistics != nullptr) {
-      // A table of many components is tens of megabytes, touched here for the first time.
-      statistics->clear();
-      statistics->reserve(component_count_);
-      advise_huge_pages(statistics->data(), component_count_ * sizeof(ComponentMoments));
-      statistics->resize(component_count_);
-    }
-    std::vector<std::unordered_map<std::uint32_t, Moments>> borrowed(statistics != nullptr ? slabs_
-                                                                                           : 0);
+    MomentSums sums(statistics, component_count_, slabs_);
     for_each_slab_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
       std::vector<Run> runs;
-      const std::uint32_t own_runs_begin = row_first_run_[first];
+      MomentSums::Writer moments(sums, slab, row_first_run_[first]);
       std::uint32_t cached_root = ~0u;
       std::uint32_t cached_label = 0;
-      // The consecutive runs of one label are summed in registers, and added to its row (or to
-      // the slab's borrowed sums) when another label comes.
-      Moments summed = no_moments();
-      const auto add_summed = [&] {
-        if (cached_label == 0) return;
-        if (cached_root >= own_runs_begin) {
-          merge((*statistics)[cached_label - 1], summed);
-        } else {
-          merge(borrowed[slab].try_emplace(cached_label, no_moments()).first->second, summed);
-        }
-        summed = no_moments();
-      };
       for (std::uint32_t row = first; row < last; ++row) {
         std::uint32_t* out = labels + grid_.first_voxel(row);
         decode_row(row, runs);
@@ -572,23 +618,18 @@ class RunScan {
         for (const Run& run : runs) {
           const std::uint32_t root = forest_.parent(run_index);
           if (root != cached_root) {
-            if (statistics != nullptr) add_summed();
             cached_root = root;
             cached_label = forest_.label_of(run_index);
           }
           ++run_index;
           for (std::uint32_t x = run.begin; x < run.end; ++x) out[x] = cached_label;
-          if (statistics != nullptr) {
-            merge(summed, run_moments(run.begin, run.end - run.begin, y, z));
+          if (sums.gathers()) {
+            moments.add(root, cached_label, run_moments(run.begin, run.end - run.begin, y, z));
           }
         }
       }
-      if (statistics != nullptr) add_summed();
     });
-    if (statistics == nullptr) return;
-    for (const auto& slab : borrowed) {
-      for (const auto& [label, moments] : slab) merge((*statistics)[label - 1], moments);
-    }
+    if (sums.gathers()) sums.finish();
   }
 
  private:

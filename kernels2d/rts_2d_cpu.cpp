@@ -1,6 +1,6 @@
 // CPU labeler RTS for 2D images: the run-based two-pass scan of kernels/rts_scan.h over slabs of
 // rows. An image is a one-slice volume, where 6-connectivity gives the labels of 4 and 26 those
-// of 8; masks at 8 without statistics go through kernels/rts_pair_scan.h.
+// of 8; masks at 8 go through kernels/rts_pair_scan.h.
 #include "kernels/rts_pair_scan.h"
 #include "kernels/rts_scan.h"
 #include "runtime/labeler.h"
@@ -15,8 +15,9 @@ LabelResult label_rts_2d_cpu(const HostLabelCall& call) {
                            call.statistics);
   };
   if (call.input.label_map) return with_label_map(call.input, label);
-  if (volume_connectivity == 26 && call.statistics == nullptr) {
-    return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels);
+  if (volume_connectivity == 26) {
+    return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels,
+                                 call.statistics);
   }
   return label(BinaryVoxels{call.mask});
 }

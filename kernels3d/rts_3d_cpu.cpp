@@ -1,5 +1,5 @@
 // CPU labeler RTS for volumes: the run-based two-pass scan of kernels/rts_scan.h over z-slabs of
-// rows, for binary masks and label maps; masks at 26 without statistics go through
+// rows, for binary masks and label maps; masks at 26 go through
 // kernels/rts_pair_scan.h, which scans pairs of rows where they hold far fewer runs.
 #include "kernels/rts_pair_scan.h"
 #include "kernels/rts_scan.h"
@@ -14,8 +14,9 @@ LabelResult label_rts_3d_cpu(const HostLabelCall& call) {
                            call.labels, call.statistics);
   };
   if (call.input.label_map) return with_label_map(call.input, label);
-  if (call.options.connectivity == 26 && call.statistics == nullptr) {
-    return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels);
+  if (call.options.connectivity == 26) {
+    return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels,
+                                 call.statistics);
   }
   return label(BinaryVoxels{call.mask});
 }

@@ -112,22 +112,25 @@ TEST(RtsSlabs, SnakesAndFullVolumesAcrossBorders) {
 // --- pairs of rows (kernels/rts_pair_scan.h)
 // ------------------------------------------------------
 
-// The labels of the pairs' scan, taken whether or not the pairs would pay.
+// The labels of the pairs' scan, taken whether or not the pairs would pay, and with `moments`
+// the moments it gathers as it writes them.
 std::vector<std::uint32_t> label_in_pairs(const Volume& volume, unsigned threads,
-                                          std::uint32_t& components) {
+                                          std::uint32_t& components,
+                                          std::vector<ComponentMoments>* moments = nullptr) {
   std::vector<std::uint32_t> labels(volume.extent.voxel_count(), test::kPoison);
   detail::rts::PairScan scan(detail::BinaryVoxels{volume.voxels.data()}, volume.extent, threads);
   scan.pack();
   scan.allocate_forest();
   scan.unite();
   components = scan.rank_roots();
-  scan.write_labels(labels.data());
+  scan.write_labels(labels.data(), moments);
   return labels;
 }
 
 // Every unit layout: slices of odd height (a last unit of one row), rows across word borders,
 // one-slice volumes (images at 8), thin and 1-voxel extents, and the slab borders of every
-// thread count, at densities where pairs pay and where they do not.
+// thread count, at densities where pairs pay and where they do not; the labels and the moments
+// gathered as they are written.
 TEST(RtsPairs, EveryUnitLayoutAgainstTheReference) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
@@ -140,15 +143,22 @@ TEST(RtsPairs, EveryUnitLayoutAgainstTheReference) {
       for (unsigned granularity : {1u, 2u, 3u}) {
         const Volume volume = data::random_granular(extent, density, granularity, volume_seed++);
         const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, 26);
+        const std::vector<ComponentMoments> sums =
+            test::voxel_sums(reference.labels, volume.extent, reference.component_count);
         for (unsigned threads : kThreadCounts) {
           std::uint32_t components = 0;
-          const std::vector<std::uint32_t> labels = label_in_pairs(volume, threads, components);
+          std::vector<ComponentMoments> moments(2);  // replaced
+          const std::vector<std::uint32_t> labels =
+              label_in_pairs(volume, threads, components, &moments);
           ASSERT_EQ(components, reference.component_count)
               << extent.to_string() << ", density " << density << ", granularity " << granularity
               << ", " << threads << " threads";
           ASSERT_TRUE(test::labels_equal(reference.labels, labels, volume.extent))
               << extent.to_string() << ", density " << density << ", granularity " << granularity
               << ", " << threads << " threads";
+          ASSERT_TRUE(test::tables_equal(sums, moments))
+              << "moments: " << extent.to_string() << ", density " << density << ", granularity "
+              << granularity << ", " << threads << " threads";
         }
       }
     }
