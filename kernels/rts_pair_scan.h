@@ -1,10 +1,10 @@
 // RTS over pairs of rows, for masks at 26 (and 8 in 2D, a one-slice volume at 26): rows y and
 // y + 1 of a slice (y even) are one unit, and the runs of their OR are its runs. Any two voxels of
-// a pair at consecutive x touch (by a face, an edge or a corner), so each such run is connected,
-// and a unit holds about three fifths of the runs of its two rows at density 30 %, in half as many
-// units to scan. A unit's runs are indexed in raster order of their first voxels (those with a
-// voxel in the upper row first, by x; then those only in the lower row, by x), so the smallest
-// index of a component is still its first voxel's run and its rank is its label, as in RunScan.
+// a pair at consecutive x touch (by a face, an edge or a corner), so each such run is connected:
+// dense and granular volumes have far fewer runs in half as many units to scan. A unit's runs are
+// indexed in raster order of their first voxels (those with a voxel in the upper row first, by x;
+// then those only in the lower row, by x), so the smallest index of a component is still its first
+// voxel's run and its rank is its label, as in RunScan.
 //
 // A run touches: in the unit above (same slice), the voxels of that unit's lower row next to its
 // own upper row's; in the slice before, the runs of the same pair within one voxel of its x range
@@ -72,7 +72,7 @@ class PairScan {
   PairScan(const BinaryVoxels& voxels, Extent3 extent, unsigned threads)
       : voxels_(voxels),
         grid_(extent),
-        slabs_(static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, grid_.units))),
+        slabs_(grid_.units, threads),
         bits_(std::uint64_t{grid_.rows.words_per_row} * grid_.rows.rows),
         row_first_run_(std::uint64_t{grid_.rows.rows} + 1),
         zero_row_(grid_.rows.words_per_row, 0),
@@ -80,7 +80,7 @@ class PairScan {
 
   // Packs every row's bits and counts each unit's runs; then their indices.
   void pack() {
-    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+    slabs_.for_each([&](std::uint32_t first, std::uint32_t last) {
       for (std::uint32_t unit = first; unit < last; ++unit) {
         const std::uint32_t row = grid_.upper_row(unit);
         const bool two_rows = grid_.has_lower_row(unit);
@@ -110,12 +110,9 @@ class PairScan {
     }
   }
 
-  // Whether the pairs hold few enough runs to pay for their costlier tests. In a volume, at most
-  // eleven for twenty runs of the rows: granular volumes and the real ones hold about half (faster
-  // in pairs), random ones of density 60 % about a quarter (nearly twice as fast), those of
-  // density 30 % three fifths (a little slower), sparse ones and Hilbert curves three quarters or
-  // more (slower). In an image, where a run has one earlier unit to meet instead of four, at most
-  // nine for twenty: granular images, at half, are slower in pairs.
+  // Whether the pairs hold few enough runs to pay for their costlier tests: at most eleven for
+  // twenty runs of the rows in a volume, nine in an image, where a run has one earlier unit to
+  // meet instead of four (bench/notes/cpu.md, "Pairs of rows at 26 and 8").
   bool pays() const {
     const std::uint64_t most = grid_.rows.nz > 1 ? 11 : 9;
     return std::uint64_t{unit_first_run_[grid_.units]} * 20 <=
@@ -130,13 +127,13 @@ class PairScan {
   // Unites every run with the runs it touches: within each slab in parallel, then across the
   // slab borders.
   void unite() {
-    for_each_slab([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
+    slabs_.for_each([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
     const RunForest::Unions unions = forest_.unions();
     PairUnit current;
     std::vector<PairUnit> earlier(4);
-    for (std::uint32_t slab = 1; slab < slabs_; ++slab) {
-      const std::uint32_t first = slab_begin(slab);
-      const std::uint32_t last = slab_begin(slab + 1);
+    for (std::uint32_t slab = 1; slab < slabs_.count(); ++slab) {
+      const std::uint32_t first = slabs_.begin(slab);
+      const std::uint32_t last = slabs_.begin(slab + 1);
       // Units more than a slice's pairs and one past the border have no neighbour before it.
       const std::uint32_t reach_end = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.pairs_per_slice + 1));
@@ -160,11 +157,7 @@ class PairScan {
 
   // Points every run at its root, marks the roots and ranks them; the component count.
   std::uint32_t rank_roots() {
-    forest_.start_ranking();
-    for_each_slab([&](std::uint32_t first_unit, std::uint32_t last_unit) {
-      forest_.point_and_mark(unit_first_run_[first_unit], unit_first_run_[last_unit]);
-    });
-    component_count_ = forest_.rank();
+    component_count_ = forest_.rank_roots(slabs_, unit_first_run_.get());
     return component_count_;
   }
 
@@ -173,8 +166,8 @@ class PairScan {
   // `statistics`, also sums the moments of each row's voxels in each run (in closed form, piece by
   // piece of one word) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
-    MomentSums sums(statistics, component_count_, slabs_);
-    for_each_slab_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
+    MomentSums sums(statistics, component_count_, slabs_.count());
+    slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
       PairUnit unit_runs;
       MomentSums::Writer moments(sums, slab, unit_first_run_[first]);
       for (std::uint32_t unit = first; unit < last; ++unit) {
@@ -229,27 +222,6 @@ class PairScan {
 
   std::uint64_t* foreground(std::uint32_t row) {
     return bits_.get() + std::uint64_t{row} * grid_.rows.words_per_row;
-  }
-
-  std::uint32_t slab_begin(std::uint32_t slab) const {
-    return static_cast<std::uint32_t>(std::uint64_t{grid_.units} * slab / slabs_);
-  }
-
-  // body(slab, first unit, last unit) for each slab, one per thread.
-  template <class SlabBody>
-  void for_each_slab_index(const SlabBody& body) {
-    parallel_for(slabs_, slabs_, [&](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t slab = begin; slab < end; ++slab) {
-        const auto s = static_cast<std::uint32_t>(slab);
-        body(s, slab_begin(s), slab_begin(s + 1));
-      }
-    });
-  }
-
-  template <class SlabBody>
-  void for_each_slab(const SlabBody& body) {
-    for_each_slab_index(
-        [&](std::uint32_t, std::uint32_t first, std::uint32_t last) { body(first, last); });
   }
 
   // The unit's runs from its rows' bits, their indices, and (for a unit read as an earlier one)
@@ -472,7 +444,7 @@ class PairScan {
 
   const BinaryVoxels voxels_;
   const PairGrid grid_;
-  const std::uint32_t slabs_;
+  const SlabSplit slabs_;
   PageArray<std::uint64_t> bits_;
   PageArray<std::uint32_t> row_first_run_;  // rows + 1 entries: each row's own runs, counted
   std::vector<std::uint64_t> zero_row_;

@@ -312,6 +312,40 @@ std::uint32_t pack_row(const LabelMapVoxels<T>& voxels, const RowGrid& grid,
   return runs;
 }
 
+// The items of a scan (rows, or pairs of rows) cut into one contiguous slab per thread.
+class SlabSplit {
+ public:
+  SlabSplit(std::uint32_t items, unsigned threads)
+      : items_(items),
+        count_(static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, items))) {}
+  std::uint32_t count() const { return count_; }
+  std::uint32_t begin(std::uint32_t slab) const {
+    return static_cast<std::uint32_t>(std::uint64_t{items_} * slab / count_);
+  }
+
+  // body(slab, first item, last item) for each slab, one per thread.
+  template <class SlabBody>
+  void for_each_index(const SlabBody& body) const {
+    parallel_for(count_, count_, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t slab = first; slab < last; ++slab) {
+        const auto s = static_cast<std::uint32_t>(slab);
+        body(s, begin(s), begin(s + 1));
+      }
+    });
+  }
+
+  // body(first item, last item) for each slab, one per thread.
+  template <class SlabBody>
+  void for_each(const SlabBody& body) const {
+    for_each_index(
+        [&](std::uint32_t, std::uint32_t first, std::uint32_t last) { body(first, last); });
+  }
+
+ private:
+  std::uint32_t items_;
+  std::uint32_t count_;
+};
+
 // The union-find over a scan's runs, indexed in raster order of their first voxels: one parent
 // a run, a component's root its smallest index (its first voxel's run), and the roots ranked.
 class RunForest {
@@ -371,6 +405,24 @@ class RunForest {
   };
   Unions unions() { return Unions(parent_.get()); }
 
+  // Points every run at its root and marks the roots, each slab of `slabs` in parallel (item i's
+  // runs begin at first_run[i]); then ranks the roots. Returns the component count.
+  std::uint32_t rank_roots(const SlabSplit& slabs, const std::uint32_t* first_run) {
+    start_ranking();
+    slabs.for_each([&](std::uint32_t first, std::uint32_t last) {
+      point_and_mark(first_run[first], first_run[last]);
+    });
+    return rank();
+  }
+
+  // The label of a run pointed at its root: the root's rank + 1.
+  std::uint32_t label_of(std::uint32_t run) const {
+    const std::uint32_t root = parent_[run];
+    const std::uint64_t below = root_bits_[root >> 6] & ((std::uint64_t{1} << (root & 63)) - 1);
+    return roots_before_[root >> 6] + popcount64(below) + 1;
+  }
+
+ private:
   void start_ranking() {
     const std::uint64_t words = (std::uint64_t{run_count_} + 63) / 64;
     root_bits_.assign(words, 0);
@@ -410,14 +462,6 @@ class RunForest {
     return roots;
   }
 
-  // The label of a run pointed at its root: the root's rank + 1.
-  std::uint32_t label_of(std::uint32_t run) const {
-    const std::uint32_t root = parent_[run];
-    const std::uint64_t below = root_bits_[root >> 6] & ((std::uint64_t{1} << (root & 63)) - 1);
-    return roots_before_[root >> 6] + popcount64(below) + 1;
-  }
-
- private:
   // Root of `run` in a range another thread is pointing at its roots: every entry it may read
   // holds an ancestor, before or after that thread's write.
   std::uint32_t find_shared(std::uint32_t run) const {
@@ -525,18 +569,14 @@ class RunScan {
       : voxels_(voxels),
         grid_(extent),
         connectivity_(connectivity),
-        slabs_(static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, grid_.rows))),
+        slabs_(grid_.rows, threads),
         bits_per_row_(grid_.words_per_row * (kValued ? 2 : 1)),
         bits_(std::uint64_t{bits_per_row_} * grid_.rows),
         row_first_run_(std::uint64_t{grid_.rows} + 1) {}
 
-  std::uint32_t slab_begin(std::uint32_t slab) const {
-    return static_cast<std::uint32_t>(std::uint64_t{grid_.rows} * slab / slabs_);
-  }
-
   // Packs every row's bits and counts its runs; then the runs' indices: row_first_run_.
   void pack() {
-    for_each_slab([&](std::uint32_t first, std::uint32_t last) {
+    slabs_.for_each([&](std::uint32_t first, std::uint32_t last) {
       for (std::uint32_t row = first; row < last; ++row) {
         row_first_run_[row + 1] =
             pack_row(voxels_, grid_, grid_.first_voxel(row), foreground(row), starts(row));
@@ -560,13 +600,13 @@ class RunScan {
   // Unites every run with the runs it touches: within each slab in parallel, then across the
   // slab borders.
   void unite() {
-    for_each_slab([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
+    slabs_.for_each([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
     const RunForest::Unions unions = forest_.unions();
     IndexedRow<Run> current;
     IndexedRow<Run> earlier;
-    for (std::uint32_t slab = 1; slab < slabs_; ++slab) {
-      const std::uint32_t first = slab_begin(slab);
-      const std::uint32_t last = slab_begin(slab + 1);
+    for (std::uint32_t slab = 1; slab < slabs_.count(); ++slab) {
+      const std::uint32_t first = slabs_.begin(slab);
+      const std::uint32_t last = slabs_.begin(slab + 1);
       // Rows more than a slice and a row past the border have no neighbour before it.
       const std::uint32_t reach_end = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.ny + 1));
@@ -590,19 +630,15 @@ class RunScan {
   // Points every run at its root and marks the roots in a bitmap over the run indices; then
   // counts the roots before each bitmap word. Returns the component count.
   std::uint32_t rank_roots() {
-    forest_.start_ranking();
-    for_each_slab([&](std::uint32_t first_row, std::uint32_t last_row) {
-      forest_.point_and_mark(row_first_run_[first_row], row_first_run_[last_row]);
-    });
-    component_count_ = forest_.rank();
+    component_count_ = forest_.rank_roots(slabs_, row_first_run_.get());
     return component_count_;
   }
 
   // Writes every voxel's label: 0 on the background, its root's rank + 1 on its runs. With
   // `statistics`, also sums each run's moments (in closed form) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
-    MomentSums sums(statistics, component_count_, slabs_);
-    for_each_slab_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
+    MomentSums sums(statistics, component_count_, slabs_.count());
+    slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
       std::vector<Run> runs;
       MomentSums::Writer moments(sums, slab, row_first_run_[first]);
       std::uint32_t cached_root = ~0u;
@@ -637,23 +673,6 @@ class RunScan {
     return bits_.get() + std::uint64_t{row} * bits_per_row_;
   }
   std::uint64_t* starts(std::uint32_t row) { return foreground(row) + grid_.words_per_row; }
-
-  // body(slab, first row, last row) for each slab, one per thread.
-  template <class SlabBody>
-  void for_each_slab_index(const SlabBody& body) {
-    parallel_for(slabs_, slabs_, [&](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t slab = begin; slab < end; ++slab) {
-        const auto s = static_cast<std::uint32_t>(slab);
-        body(s, slab_begin(s), slab_begin(s + 1));
-      }
-    });
-  }
-
-  template <class SlabBody>
-  void for_each_slab(const SlabBody& body) {
-    for_each_slab_index(
-        [&](std::uint32_t, std::uint32_t first, std::uint32_t last) { body(first, last); });
-  }
 
   // The runs of a row, from its bits: a run ends where the foreground stops or another starts.
   void decode_row(std::uint32_t row, std::vector<Run>& runs) {
@@ -748,7 +767,7 @@ class RunScan {
   const Voxels voxels_;
   const RowGrid grid_;
   const int connectivity_;
-  const std::uint32_t slabs_;
+  const SlabSplit slabs_;
   const std::uint32_t bits_per_row_;
   PageArray<std::uint64_t> bits_;
   PageArray<std::uint32_t> row_first_run_;  // rows + 1 entries

@@ -79,11 +79,11 @@ SlabMerge::SlabMerge(const SlabPlan& plan, int connectivity, const LabelInput& i
       counts_(plan.count()),
       face_slices_(2 * (plan.count() - 1) * plan.slice_voxels) {}
 
-std::uint32_t* SlabMerge::first_slice(std::uint64_t slab) {
+std::uint32_t* SlabMerge::first_slice(std::uint64_t slab) const {
   return slab > 0 ? face_slices_.get() + (2 * slab - 1) * plan_.slice_voxels : nullptr;
 }
 
-std::uint32_t* SlabMerge::last_slice(std::uint64_t slab) {
+std::uint32_t* SlabMerge::last_slice(std::uint64_t slab) const {
   return slab + 1 < plan_.count() ? face_slices_.get() + 2 * slab * plan_.slice_voxels : nullptr;
 }
 
@@ -153,8 +153,8 @@ std::uint64_t SlabMerge::node_of(std::uint64_t slab, std::uint32_t label) const 
 template <class Touch>
 void SlabMerge::for_each_pair(std::uint64_t upper_slab, std::uint64_t begin, std::uint64_t end,
                               const Touch& touch) const {
-  const std::uint32_t* upper = face_slices_.get() + (2 * upper_slab - 1) * plan_.slice_voxels;
-  const std::uint32_t* lower = upper - plan_.slice_voxels;
+  const std::uint32_t* upper = first_slice(upper_slab);
+  const std::uint32_t* lower = last_slice(upper_slab - 1);
   const std::uint64_t width = plan_.extent.x;
   const std::uint64_t height = plan_.slice_voxels / width;
   const std::uint64_t upper_base = plan_.first_voxel(upper_slab);
@@ -217,7 +217,7 @@ void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
   bits.word_count = rank_words(counts_[slab] + 1);
   bits.bitmap = unfilled<std::uint32_t>(bits.word_count);
   const std::uint64_t n = plan_.slice_voxels;
-  const std::uint32_t* first = slab > 0 ? face_slices_.get() + (2 * slab - 1) * n : nullptr;
+  const std::uint32_t* first = first_slice(slab);
   std::uint32_t first_labels = 0;
   if (first != nullptr) {
     parallel_for(n, threads, [&](std::uint64_t begin, std::uint64_t end) {
@@ -233,8 +233,7 @@ void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
     }
   });
   bits.bitmap[0] &= ~1u;  // label 0 is the background
-  const std::uint32_t* last =
-      slab + 1 < plan_.count() ? face_slices_.get() + 2 * slab * n : nullptr;
+  const std::uint32_t* last = last_slice(slab);
   parallel_for(last != nullptr ? n : 0, threads, [&](std::uint64_t begin, std::uint64_t end) {
     std::uint32_t previous = 0;  // a label's runs in a row: one atomic for them all
     for (std::uint64_t i = begin; i < end; ++i) {

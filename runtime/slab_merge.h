@@ -93,8 +93,8 @@ class SlabMerge {
   // Where slab `slab`'s first and last slices' local labels (slice_voxels each) go, for the
   // caller to write before add_slab(); nullptr for the volume's own first and last slices, which
   // face no other slab.
-  std::uint32_t* first_slice(std::uint64_t slab);
-  std::uint32_t* last_slice(std::uint64_t slab);
+  std::uint32_t* first_slice(std::uint64_t slab) const;
+  std::uint32_t* last_slice(std::uint64_t slab) const;
   // Slab `slab` is labeled with `count` components, its face slices written.
   void add_slab(std::uint64_t slab, std::uint64_t count);
   // The same, its face slices copied from the slab's local labels in host memory.
