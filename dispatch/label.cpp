@@ -72,7 +72,7 @@ LabelOptions resolve_algorithm(const LabelOptions& options, Backend backend, boo
   if (options.algorithm == Algorithm::automatic) {
     resolved.algorithm = automatic_choice(options.connectivity, backend, label_map);
   }
-  if (backend == Backend::cuda && registry_entry(resolved.algorithm).cpu_only) {
+  if (!runs_on(resolved.algorithm, backend)) {
     throw InvalidArgument("volccl: " + to_string(resolved.algorithm) +
                           " runs on the CPU only; ask for the CPU backend or another algorithm");
   }
@@ -136,10 +136,9 @@ LabelOptions checked_request(const LabelInput& input, Extent3 extent, const void
                           " or label pointer for a volume of " + extent.to_string());
   }
   detail::validate_input(input, requested, "volccl::label");
-  const bool cpu_only = requested.algorithm != Algorithm::automatic &&
-                        detail::registry_entry(requested.algorithm).cpu_only;
   const bool use_cuda = requested.backend == Backend::cuda ||
-                        (requested.backend == Backend::automatic && !cpu_only && cuda_available());
+                        (requested.backend == Backend::automatic &&
+                         runs_on(requested.algorithm, Backend::cuda) && cuda_available());
   if (use_cuda && !cuda_available()) {
     throw NoCudaDevice("volccl: the CUDA backend was requested but " + cuda_device_description());
   }

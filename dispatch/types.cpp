@@ -75,6 +75,11 @@ bool supports(Algorithm algorithm, int connectivity) {
   return connectivities_of(algorithm).contains(connectivity);
 }
 
+bool runs_on(Algorithm algorithm, Backend backend) {
+  return algorithm == Algorithm::automatic || backend != Backend::cuda ||
+         !detail::registry_entry(algorithm).cpu_only;
+}
+
 std::vector<int> connectivities(Algorithm algorithm) {
   return connectivities_of(algorithm).members();
 }

@@ -19,6 +19,9 @@ namespace {
 // keep both the host and the DMA engine busy.
 constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
 constexpr std::size_t kChunks = 4;
+// The share of a copy a thread takes at a time: a few dozen to a chunk, so that the threads
+// finish together, yet each long enough to hide taking it.
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
 
 // memcpy with stores that bypass the cache. A staged byte is written once and next read by
 // another agent (the DMA engine, or the caller much later): plain stores would first read every
@@ -55,8 +58,8 @@ void copy_streaming(unsigned char* to, const unsigned char* from, std::size_t by
 }  // namespace
 
 CopyTeam::CopyTeam(unsigned threads) {
-  for (unsigned part = 1; part < std::max(1u, threads); ++part) {
-    helpers_.emplace_back([this, part] { serve(part); });
+  for (unsigned helper = 1; helper < std::max(1u, threads); ++helper) {
+    helpers_.emplace_back([this] { serve(); });
   }
 }
 
@@ -69,41 +72,60 @@ CopyTeam::~CopyTeam() {
   for (std::thread& helper : helpers_) helper.join();
 }
 
-void CopyTeam::copy_part(unsigned part) const {
-  const std::size_t parts = helpers_.size() + 1;
-  const std::size_t begin = bytes_ * part / parts;
-  const std::size_t end = bytes_ * (part + 1) / parts;
-  copy_streaming(to_ + begin, from_ + begin, end - begin);
+void CopyTeam::copy_pieces(const Round& round) {
+  const std::uint64_t pieces = (round.bytes + kPieceBytes - 1) / kPieceBytes;
+  const std::uint64_t first_ticket = std::uint64_t{round.number} << 32;
+  std::uint64_t ticket = next_piece_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (ticket < first_ticket || ticket >= first_ticket + pieces) return;
+    if (!next_piece_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_relaxed)) {
+      continue;
+    }
+    const std::size_t begin = (ticket - first_ticket) * kPieceBytes;
+    copy_streaming(round.to + begin, round.from + begin,
+                   std::min(kPieceBytes, round.bytes - begin));
+    pieces_done_.fetch_add(1, std::memory_order_release);
+    ticket = next_piece_.load(std::memory_order_relaxed);
+  }
 }
 
-void CopyTeam::serve(unsigned part) {
-  std::uint64_t served = 0;
+void CopyTeam::serve() {
+  std::uint32_t served = 0;
   for (;;) {
+    Round round;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      started_.wait(lock, [&] { return stopping_ || round_ != served; });
+      started_.wait(lock, [&] { return stopping_ || round_.number != served; });
       if (stopping_) return;
-      served = round_;
+      round = round_;
     }
-    copy_part(part);
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (--pending_ == 0) finished_.notify_one();
+    served = round.number;
+    copy_pieces(round);
   }
 }
 
 void CopyTeam::copy(void* to, const void* from, std::size_t bytes) {
+  const std::size_t pieces = (bytes + kPieceBytes - 1) / kPieceBytes;
+  if (helpers_.empty() || pieces <= 1) {
+    copy_streaming(static_cast<unsigned char*>(to), static_cast<const unsigned char*>(from), bytes);
+    return;
+  }
+  Round round;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    to_ = static_cast<unsigned char*>(to);
-    from_ = static_cast<const unsigned char*>(from);
-    bytes_ = bytes;
-    pending_ = static_cast<unsigned>(helpers_.size());
-    ++round_;
+    round_.to = static_cast<unsigned char*>(to);
+    round_.from = static_cast<const unsigned char*>(from);
+    round_.bytes = bytes;
+    // Zero is no round: a helper that has served none waits for the first.
+    round_.number = round_.number == UINT32_MAX ? 1 : round_.number + 1;
+    pieces_done_.store(0, std::memory_order_relaxed);
+    next_piece_.store(std::uint64_t{round_.number} << 32, std::memory_order_relaxed);
+    round = round_;
   }
   started_.notify_all();
-  copy_part(0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  finished_.wait(lock, [&] { return pending_ == 0; });
+  copy_pieces(round);
+  // What is left are the pieces other threads are copying: a piece's time at most.
+  while (pieces_done_.load(std::memory_order_acquire) < pieces) std::this_thread::yield();
 }
 
 PinnedStaging::PinnedStaging(unsigned copy_threads)

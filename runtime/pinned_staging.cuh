@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +16,9 @@
 namespace volccl::detail {
 
 // Host threads that share each memcpy, started once: a chunk of tens of megabytes takes about a
-// millisecond to copy, too little to start threads for each.
+// millisecond to copy, too little to start threads for each. The threads take the copy's pieces
+// from a counter, so a thread that the scheduler wakes late or preempts delays the copy by one
+// piece at most, not by an equal share of it.
 class CopyTeam {
  public:
   explicit CopyTeam(unsigned threads);  // the caller of copy() is one of them
@@ -26,18 +29,25 @@ class CopyTeam {
   void copy(void* to, const void* from, std::size_t bytes);
 
  private:
-  void copy_part(unsigned part) const;
-  void serve(unsigned part);
+  struct Round {
+    unsigned char* to = nullptr;
+    const unsigned char* from = nullptr;
+    std::size_t bytes = 0;
+    std::uint32_t number = 0;
+  };
+
+  void copy_pieces(const Round& round);
+  void serve();
 
   std::mutex mutex_;
-  std::condition_variable started_, finished_;
+  std::condition_variable started_;
   std::vector<std::thread> helpers_;
-  unsigned char* to_ = nullptr;
-  const unsigned char* from_ = nullptr;
-  std::size_t bytes_ = 0;
-  std::uint64_t round_ = 0;
-  unsigned pending_ = 0;
+  Round round_;  // under mutex_
   bool stopping_ = false;
+  // The round's number in the high half, the next piece to take in the low half: a helper that
+  // wakes after its round has ended takes nothing from the next one.
+  std::atomic<std::uint64_t> next_piece_{0};
+  std::atomic<std::size_t> pieces_done_{0};
 };
 
 class PinnedStaging {

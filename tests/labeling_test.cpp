@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
 #include "volccl/volccl.h"
@@ -303,6 +304,41 @@ TEST(AutomaticBackend, PicksCudaExactlyWhenAvailable) {
   EXPECT_EQ(run.result.backend_used, cuda_available() ? Backend::cuda : Backend::cpu)
       << cuda_device_description();
   ASSERT_TRUE(matches_reference(volume, options));
+}
+
+// Label images of 64 MiB and more cross to and from the device through pinned chunks that host
+// threads fill and empty a piece at a time (runtime/pinned_staging.cu). These extents just pass
+// that size, with byte counts that no piece or chunk divides; statistics come back beside them.
+TEST(WholeVolumeOnCuda, StagedCopiesOfSizesNoChunkDivides) {
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  struct Case {
+    Extent3 extent;
+    int connectivity;
+  };
+  std::uint32_t volume_seed = seed;
+  for (const Case& c :
+       {Case{{307, 263, 211}, 26}, Case{{307, 263, 211}, 6}, Case{{4099, 4097, 1}, 8}}) {
+    const Volume volume = data::random_granular(c.extent, 0.4, 1, volume_seed++);
+    const ReferenceLabels reference = reference_label(volume.voxels, c.extent, c.connectivity);
+    LabelOptions options;
+    options.backend = Backend::cuda;
+    options.connectivity = c.connectivity;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      SCOPED_TRACE(c.extent.to_string() + " at " + std::to_string(c.connectivity) + ", run " +
+                   std::to_string(repeat));
+      std::vector<std::uint32_t> labels(c.extent.voxel_count(), kPoison);
+      std::vector<ComponentMoments> statistics;
+      const LabelResult result =
+          label(volume.voxels.data(), c.extent, labels.data(), statistics, options);
+      EXPECT_EQ(result.slab_count, 1u);
+      ASSERT_EQ(result.component_count, reference.component_count);
+      ASSERT_TRUE(labels_equal(reference.labels, labels, c.extent));
+      ASSERT_TRUE(tables_equal(voxel_sums(reference.labels, c.extent, reference.component_count),
+                               statistics));
+    }
+  }
 }
 
 // RUF's Merge on CUDA gives each word 1 to 8 threads, fewer as the words fill the device

@@ -113,14 +113,28 @@ void expect_stacked_labels(const StackedBlocks& stack, const PoisonedLabels<Labe
 
 Backend backend_under_test(bool cuda) { return cuda ? Backend::cuda : Backend::cpu; }
 
-// 2049 x 2048 x 1024 voxels (2^32 + 2^22): default slabs, and thin ones whose faces cut
+// 2049 x 2048 x 1024 voxels (2^32 + 2^22).
+StackedBlocks volume_stack(int connectivity, std::uint32_t seed) {
+  return stacked_blocks({2049, 2048, 31}, 32, connectivity, seed);
+}
+
+// 65536 x 65537 pixels (2^32 + 2^16).
+StackedBlocks image_stack(int connectivity, std::uint32_t seed) {
+  StackedBlocks stack = stacked_blocks({65536, 1023, 1}, 64, connectivity, seed);
+  // One more row of background: 65537 rows.
+  stack.volume.extent.y += 1;
+  stack.volume.voxels.resize(stack.volume.extent.voxel_count(), 0);
+  return stack;
+}
+
+// The volume stack in default slabs, and thin ones whose faces cut
 // through the blocks, at 26 and 6, into 32-bit labels; statistics once.
 TEST(LargeVolumes, VolumePastTwoToTheThirtyTwoVoxels) {
   SKIP_UNLESS_LARGE();
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
   for (const int connectivity : {26, 6}) {
-    const StackedBlocks stack = stacked_blocks({2049, 2048, 31}, 32, connectivity, seed);
+    const StackedBlocks stack = volume_stack(connectivity, seed);
     ASSERT_GT(stack.volume.extent.voxel_count(), std::uint64_t{1} << 32);
     for (const bool cuda : {true, false}) {
       if (cuda && !cuda_available()) continue;
@@ -147,7 +161,7 @@ TEST(LargeVolumes, StatisticsOfAVolumePastTwoToTheThirtyTwoVoxels) {
   if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
-  const StackedBlocks stack = stacked_blocks({2049, 2048, 31}, 32, 26, seed);
+  const StackedBlocks stack = volume_stack(26, seed);
   const std::vector<ComponentMoments> block_sums =
       voxel_sums(stack.reference.labels, stack.block, stack.reference.component_count);
   LabelOptions options;
@@ -174,16 +188,13 @@ TEST(LargeVolumes, StatisticsOfAVolumePastTwoToTheThirtyTwoVoxels) {
   EXPECT_EQ(wrong, 0u);
 }
 
-// 65536 x 65537 pixels (2^32 + 2^16) at 8 and 4, in row slabs.
+// The image stack at 8 and 4, in row slabs.
 TEST(LargeVolumes, ImagePastTwoToTheThirtyTwoPixels) {
   SKIP_UNLESS_LARGE();
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
   for (const int connectivity : {8, 4}) {
-    StackedBlocks stack = stacked_blocks({65536, 1023, 1}, 64, connectivity, seed);
-    // One more row of background: 65537 rows.
-    stack.volume.extent.y += 1;
-    stack.volume.voxels.resize(stack.volume.extent.voxel_count(), 0);
+    const StackedBlocks stack = image_stack(connectivity, seed);
     ASSERT_GT(stack.volume.extent.voxel_count(), std::uint64_t{1} << 32);
     // The CPU takes the slab code of the GPU's tests above: thin slabs only.
     for (const bool cuda : {true, false}) {
@@ -202,6 +213,34 @@ TEST(LargeVolumes, ImagePastTwoToTheThirtyTwoPixels) {
                                   std::to_string(slab_rows) + " rows";
         expect_stacked_labels(stack, labels, result, where);
       }
+    }
+  }
+}
+
+// Every CUDA labeler at every connectivity it takes, on the stacks above in slabs as thick as the
+// device's memory allows: past 2^31 voxels on an 80 GB GPU, and on one of 141 GB the most a
+// labeler's 32-bit indices address (1023 slices, 65535 rows, just under 2^32).
+TEST(LargeVolumes, EveryCudaLabelerPastTwoToTheThirtyTwoVoxels) {
+  SKIP_UNLESS_LARGE();
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  for (const int connectivity : {26, 18, 6, 8, 4}) {
+    const StackedBlocks stack = is_2d_connectivity(connectivity) ? image_stack(connectivity, seed)
+                                                                 : volume_stack(connectivity, seed);
+    for (const Algorithm algorithm : all_algorithms()) {
+      if (!supports(algorithm, connectivity) || !runs_on(algorithm, Backend::cuda)) continue;
+      LabelOptions options;
+      options.connectivity = connectivity;
+      options.backend = Backend::cuda;
+      options.algorithm = algorithm;
+      const PoisonedLabels<std::uint32_t> labels(stack.volume.extent.voxel_count());
+      const LabelResult result =
+          label(stack.volume.voxels.data(), stack.volume.extent, labels.data.get(), options);
+      const std::string where = to_string(algorithm) + " at " + std::to_string(connectivity);
+      EXPECT_EQ(result.algorithm_used, algorithm) << where;
+      EXPECT_GE(result.slab_count, 2u) << where;
+      expect_stacked_labels(stack, labels, result, where);
     }
   }
 }

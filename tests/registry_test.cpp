@@ -55,6 +55,8 @@ TEST(Registry, EveryClaimedConnectivityHasItsEntryPoints) {
 #endif
     }
     EXPECT_GT(taken, 0) << entry.name;
+    EXPECT_TRUE(runs_on(entry.algorithm, Backend::cpu)) << entry.name;
+    EXPECT_EQ(runs_on(entry.algorithm, Backend::cuda), !entry.cpu_only) << entry.name;
     // A limitation is said exactly where some connectivity is refused.
     EXPECT_EQ(std::string(entry.limitation).empty(), taken == 5) << entry.name;
     std::vector<int> expected;

@@ -107,9 +107,7 @@ std::vector<std::pair<Algorithm, int>> supported_pairs(std::initializer_list<int
 std::vector<std::pair<Algorithm, int>> supported_pairs_3d() { return supported_pairs({6, 18, 26}); }
 std::vector<std::pair<Algorithm, int>> supported_pairs_2d() { return supported_pairs({4, 8}); }
 
-bool runs_on_cpu_only(Algorithm algorithm) {
-  return algorithm != Algorithm::automatic && detail::registry_entry(algorithm).cpu_only;
-}
+bool runs_on_cpu_only(Algorithm algorithm) { return !runs_on(algorithm, Backend::cuda); }
 
 std::string parameter_name(Algorithm algorithm, int connectivity) {
   std::string name = to_string(algorithm);

@@ -308,7 +308,7 @@ class BenchCommand : public Command {
       if (App().count("--step-runs") == 0) settings.step_runs = 5;
       if (App().count("--peer-runs") == 0) settings.peer_runs = 1;
     }
-    settings.algorithms = Algorithms(request);
+    settings.algorithms = Algorithms(request, parse_backend(settings.device));
 
     std::set<std::string> tests(request.tests.begin(), request.tests.end());
     if (tests.empty()) {
@@ -347,11 +347,13 @@ class BenchCommand : public Command {
   }
 
  private:
-  static std::vector<Algorithm> Algorithms(const BenchRequest& request) {
+  static std::vector<Algorithm> Algorithms(const BenchRequest& request, Backend backend) {
     std::vector<Algorithm> algorithms;
     if (request.algorithms.empty()) {
       for (const Algorithm algorithm : all_algorithms()) {
-        if (supports(algorithm, request.connectivity)) algorithms.push_back(algorithm);
+        if (supports(algorithm, request.connectivity) && runs_on(algorithm, backend)) {
+          algorithms.push_back(algorithm);
+        }
       }
       return algorithms;
     }
@@ -360,6 +362,10 @@ class BenchCommand : public Command {
       options.algorithm = parse_algorithm(name);
       options.connectivity = request.connectivity;
       validate({1, 1, 1}, options);
+      if (!runs_on(options.algorithm, backend)) {
+        throw CommandError(name +
+                           " runs on the CPU only; leave it out or time it with --device cpu");
+      }
       algorithms.push_back(options.algorithm);
     }
     return algorithms;

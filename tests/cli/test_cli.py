@@ -1796,6 +1796,16 @@ def numeric_options_range_checked(cli, work):
     expect_files(work, [])
 
 
+
+@case
+def bench_refuses_cpu_only_algorithms_on_cuda(cli, work):
+    """RTS has no CUDA labeler: naming it for the CUDA device is refused before anything is
+    timed, on a machine with or without a GPU."""
+    expect_error(cli.run("bench", "--device", "cuda", "--algorithms", "rts", "--quick", cwd=work,
+                         timeout=20), 1, "rts", "CPU only", "--device cpu")
+    expect_files(work, [])
+
+
 # ---- hostile and damaged files ---------------------------------------------------------------
 
 

@@ -65,6 +65,9 @@ const std::vector<Algorithm>& all_algorithms();
 bool supports(Algorithm algorithm, int connectivity);
 // The connectivities `algorithm` labels with, ascending.
 std::vector<int> connectivities(Algorithm algorithm);
+// Whether `algorithm` has a labeler on `backend`: every one on the CPU, all but the CPU-only
+// ones (RTS) on CUDA; `automatic` on both.
+bool runs_on(Algorithm algorithm, Backend backend);
 // Whether `algorithm` labels label maps (LabelInput::label_map); every algorithm labels masks.
 bool supports_label_maps(Algorithm algorithm);
 // The algorithm `automatic` stands for at `connectivity` on `backend` (cuda or cpu), for masks or
