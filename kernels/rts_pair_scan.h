@@ -138,15 +138,19 @@ class PairScan {
       const std::uint32_t reach_end = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.pairs_per_slice + 1));
       for (std::uint32_t unit = first; unit < reach_end; ++unit) {
-        decode(unit, current);
         Neighbours neighbours = earlier_units(unit);
         const PairUnit* decoded[4] = {};
+        bool any = false;
         for (int n = 0; n < 4; ++n) {
           if (neighbours.unit[n] != kNone && neighbours.unit[n] < first) {
             decode(neighbours.unit[n], earlier[n]);
             decoded[n] = &earlier[n];
+            any = true;
           }
         }
+        // In an image only the border's first unit has one before the border.
+        if (!any) continue;
+        decode(unit, current);
         for (std::uint32_t k = 0; k < current.begin.size(); ++k) {
           for_each_touch(current, k, decoded,
                          [&](std::uint32_t other) { unions.unite_roots(current.index[k], other); });

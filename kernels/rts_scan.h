@@ -613,9 +613,12 @@ class RunScan {
       for (std::uint32_t row = first; row < reach_end; ++row) {
         NeighbourRow neighbours[4];
         const int count = earlier_neighbour_rows(grid_, connectivity_, row, 0, neighbours);
-        index_row(row, current);
+        // In an image only the border's first row has one before the border.
+        bool indexed = false;
         for (int n = 0; n < count; ++n) {
           if (neighbours[n].row >= first) continue;
+          if (!indexed) index_row(row, current);
+          indexed = true;
           index_row(neighbours[n].row, earlier);
           for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
             for_each_touching_run(
