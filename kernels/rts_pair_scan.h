@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -66,6 +67,33 @@ inline std::uint64_t from_position(std::uint64_t bits, std::uint32_t w, std::uin
   const std::uint32_t shift = end - w * 64;
   return shift >= 64 ? 0 : bits & (~std::uint64_t{0} << shift);
 }
+
+// For each value of a byte of a row's bits: how many voxels it holds, and the sums of their
+// positions in the byte and of the positions' squares.
+struct ByteSums {
+  std::uint8_t count;
+  std::uint8_t sum;             // at most 0 + 1 + ... + 7 = 28
+  std::uint8_t sum_of_squares;  // at most 140
+};
+
+constexpr std::array<ByteSums, 256> make_byte_sums() {
+  std::array<ByteSums, 256> sums{};
+  for (unsigned value = 0; value < 256; ++value) {
+    unsigned count = 0, sum = 0, squares = 0;
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if ((value >> bit) & 1) {
+        ++count;
+        sum += bit;
+        squares += bit * bit;
+      }
+    }
+    sums[value] = {static_cast<std::uint8_t>(count), static_cast<std::uint8_t>(sum),
+                   static_cast<std::uint8_t>(squares)};
+  }
+  return sums;
+}
+
+inline constexpr std::array<ByteSums, 256> kByteSums = make_byte_sums();
 
 class PairScan {
  public:
@@ -167,8 +195,8 @@ class PairScan {
 
   // Writes every voxel's label: each unit's rows cleared whole (random rows have gaps of a few
   // voxels between runs), then each run's voxels in either row given its root's rank + 1. With
-  // `statistics`, also sums the moments of each row's voxels in each run (in closed form, piece by
-  // piece of one word) into its label's row.
+  // `statistics`, also sums the moments of each row's voxels in each run (a byte of the row's bits
+  // at a time) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
     MomentSums sums(statistics, component_count_, slabs_.count());
     slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
@@ -192,8 +220,9 @@ class PairScan {
           if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
           if (sums.gathers()) {
             const std::uint32_t root = forest_.parent(unit_runs.index[k]);
-            add_pieces(moments, root, label, unit_runs.upper, from, to, y, z);
-            if (two_rows) add_pieces(moments, root, label, unit_runs.lower, from, to, y + 1, z);
+            add_row_moments(moments, root, label, unit_runs.upper, from, to, y, z);
+            if (two_rows)
+              add_row_moments(moments, root, label, unit_runs.lower, from, to, y + 1, z);
           }
         }
       }
@@ -407,21 +436,27 @@ class PairScan {
     }
   }
 
-  // The moments of a row's voxels in [from, to), each unbroken piece within one word in closed
-  // form, added to `label`'s.
-  static void add_pieces(MomentSums::Writer& moments, std::uint32_t root, std::uint32_t label,
-                         const std::uint64_t* bits, std::uint32_t from, std::uint32_t to,
-                         std::uint32_t y, std::uint32_t z) {
+  // The moments of a row's voxels in [from, to), added to `label`'s: summed along x a byte of
+  // the row's bits at a time (kByteSums), the row's y and z terms once for all of them.
+  static void add_row_moments(MomentSums::Writer& moments, std::uint32_t root, std::uint32_t label,
+                              const std::uint64_t* bits, std::uint32_t from, std::uint32_t to,
+                              std::uint32_t y, std::uint32_t z) {
+    std::uint64_t count = 0, sum_x = 0, sum_xx = 0;
+    std::uint32_t min_x = 0, max_x = 0;
     for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
-      std::uint64_t set = bits[w] & bits_in_word(w, from, to);
-      while (set != 0) {
-        const std::uint32_t begin = lowest_bit(set);
-        const std::uint64_t gaps = ~set & (~std::uint64_t{0} << begin);
-        const std::uint32_t end = gaps == 0 ? 64 : lowest_bit(gaps);
-        moments.add(root, label, run_moments(w * 64 + begin, end - begin, y, z));
-        set = end == 64 ? 0 : set & (~std::uint64_t{0} << end);
+      const std::uint64_t set = bits[w] & bits_in_word(w, from, to);
+      if (set == 0) continue;
+      if (count == 0) min_x = w * 64 + lowest_bit(set);
+      max_x = w * 64 + highest_bit(set);
+      for (std::uint32_t byte = 0; byte < 8; ++byte) {
+        const ByteSums& part = kByteSums[(set >> (8 * byte)) & 0xFF];
+        const std::uint64_t x = std::uint64_t{w} * 64 + 8 * byte;  // the byte's first voxel
+        count += part.count;
+        sum_x += part.count * x + part.sum;
+        sum_xx += part.count * x * x + 2 * x * part.sum + part.sum_of_squares;
       }
     }
+    if (count != 0) moments.add(root, label, row_moments(count, sum_x, sum_xx, min_x, max_x, y, z));
   }
 
   // out[x] = label where the row has a voxel at x in [from, to), else 0: a fill where the row

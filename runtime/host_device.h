@@ -119,6 +119,14 @@ VOLCCL_HD int highest_bit(std::uint32_t bits) {
 #endif
 }
 
+VOLCCL_HD int highest_bit(std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  return 63 - __clzll(static_cast<long long>(bits));
+#else
+  return 63 - __builtin_clzll(bits);
+#endif
+}
+
 VOLCCL_HD std::uint32_t popcount(std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint32_t>(__popc(bits));

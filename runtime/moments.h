@@ -35,6 +35,31 @@ VOLCCL_HD Moments no_moments() {
   return m;
 }
 
+// The moments of voxels of one row (y, z): `count` of them from min_x to max_x, their x summing to
+// sum_x and their squares to sum_xx.
+VOLCCL_HD Moments row_moments(std::uint64_t count, std::uint64_t sum_x, std::uint64_t sum_xx,
+                              std::uint32_t min_x, std::uint32_t max_x, std::uint32_t y,
+                              std::uint32_t z) {
+  Moments m;
+  m.count = count;
+  m.sum[0] = sum_x;
+  m.sum[1] = count * y;
+  m.sum[2] = count * z;
+  m.sum_products[0] = sum_xx;
+  m.sum_products[1] = count * y * y;
+  m.sum_products[2] = count * z * z;
+  m.sum_products[3] = sum_x * y;
+  m.sum_products[4] = sum_x * z;
+  m.sum_products[5] = count * y * z;
+  m.min[0] = min_x;
+  m.min[1] = y;
+  m.min[2] = z;
+  m.max[0] = max_x;
+  m.max[1] = y;
+  m.max[2] = z;
+  return m;
+}
+
 VOLCCL_HD Moments run_moments(std::uint32_t x0, std::uint32_t length, std::uint32_t y,
                               std::uint32_t z) {
   const std::uint64_t n = length;
