@@ -128,14 +128,8 @@ class PairScan {
         unit_first_run_[unit + 1] = runs;
       }
     });
-    unit_first_run_[0] = 0;
-    for (std::uint32_t unit = 0; unit < grid_.units; ++unit) {
-      unit_first_run_[unit + 1] += unit_first_run_[unit];
-    }
-    row_first_run_[0] = 0;
-    for (std::uint32_t row = 0; row < grid_.rows.rows; ++row) {
-      row_first_run_[row + 1] += row_first_run_[row];
-    }
+    counts_to_first_runs(unit_first_run_.get(), grid_.units);
+    counts_to_first_runs(row_first_run_.get(), grid_.rows.rows);
   }
 
   // Whether the pairs hold few enough runs to pay for their costlier tests: at most eleven for
@@ -159,32 +153,11 @@ class PairScan {
     const RunForest::Unions unions = forest_.unions();
     PairUnit current;
     std::vector<PairUnit> earlier(4);
-    for (std::uint32_t slab = 1; slab < slabs_.count(); ++slab) {
-      const std::uint32_t first = slabs_.begin(slab);
-      const std::uint32_t last = slabs_.begin(slab + 1);
-      // Units more than a slice's pairs and one past the border have no neighbour before it.
-      const std::uint32_t reach_end = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.pairs_per_slice + 1));
-      for (std::uint32_t unit = first; unit < reach_end; ++unit) {
-        Neighbours neighbours = earlier_units(unit);
-        const PairUnit* decoded[4] = {};
-        bool any = false;
-        for (int n = 0; n < 4; ++n) {
-          if (neighbours.unit[n] != kNone && neighbours.unit[n] < first) {
-            decode(neighbours.unit[n], earlier[n]);
-            decoded[n] = &earlier[n];
-            any = true;
-          }
-        }
-        // In an image only the border's first unit has one before the border.
-        if (!any) continue;
-        decode(unit, current);
-        for (std::uint32_t k = 0; k < current.begin.size(); ++k) {
-          for_each_touch(current, k, decoded,
-                         [&](std::uint32_t other) { unions.unite_roots(current.index[k], other); });
-        }
-      }
-    }
+    // Units more than a slice's pairs and one past a border have no neighbour before it.
+    slabs_.for_each_past_border(grid_.pairs_per_slice + 1,
+                                [&](std::uint32_t first, std::uint32_t unit) {
+                                  unite_across_border(first, unit, current, earlier, unions);
+                                });
   }
 
   // Points every run at its root, marks the roots and ranks them; the component count.
@@ -199,35 +172,35 @@ class PairScan {
   // at a time) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
     MomentSums sums(statistics, component_count_, slabs_.count());
-    slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
-      PairUnit unit_runs;
-      MomentSums::Writer moments(sums, slab, unit_first_run_[first]);
-      for (std::uint32_t unit = first; unit < last; ++unit) {
-        decode(unit, unit_runs, false);
-        const std::uint32_t row = grid_.upper_row(unit);
-        const std::uint32_t nx = grid_.rows.nx;
-        std::uint32_t* upper_out = labels + grid_.rows.first_voxel(row);
-        std::uint32_t* lower_out = upper_out + nx;
-        const bool two_rows = grid_.has_lower_row(unit);
-        std::fill(upper_out, upper_out + (two_rows ? 2 * nx : nx), 0u);
-        const std::uint32_t y = row % grid_.rows.ny;
-        const std::uint32_t z = row / grid_.rows.ny;
-        for (std::uint32_t k = 0; k < unit_runs.begin.size(); ++k) {
-          const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
-          const std::uint32_t from = unit_runs.begin[k];
-          const std::uint32_t to = unit_runs.end[k];
-          write_run(unit_runs.upper, upper_out, from, to, label);
-          if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
-          if (sums.gathers()) {
-            const std::uint32_t root = forest_.parent(unit_runs.index[k]);
-            add_row_moments(moments, root, label, unit_runs.upper, from, to, y, z);
-            if (two_rows)
-              add_row_moments(moments, root, label, unit_runs.lower, from, to, y + 1, z);
+    sums.for_each_slab(
+        slabs_, unit_first_run_.get(),
+        [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
+          PairUnit unit_runs;
+          for (std::uint32_t unit = first; unit < last; ++unit) {
+            decode(unit, unit_runs, false);
+            const std::uint32_t row = grid_.upper_row(unit);
+            const std::uint32_t nx = grid_.rows.nx;
+            std::uint32_t* upper_out = labels + grid_.rows.first_voxel(row);
+            std::uint32_t* lower_out = upper_out + nx;
+            const bool two_rows = grid_.has_lower_row(unit);
+            std::fill(upper_out, upper_out + (two_rows ? 2 * nx : nx), 0u);
+            const std::uint32_t y = row % grid_.rows.ny;
+            const std::uint32_t z = row / grid_.rows.ny;
+            for (std::uint32_t k = 0; k < unit_runs.begin.size(); ++k) {
+              const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
+              const std::uint32_t from = unit_runs.begin[k];
+              const std::uint32_t to = unit_runs.end[k];
+              write_run(unit_runs.upper, upper_out, from, to, label);
+              if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
+              if (sums.gathers()) {
+                const std::uint32_t root = forest_.parent(unit_runs.index[k]);
+                add_row_moments(moments, root, label, unit_runs.upper, from, to, y, z);
+                if (two_rows)
+                  add_row_moments(moments, root, label, unit_runs.lower, from, to, y + 1, z);
+              }
+            }
           }
-        }
-      }
-    });
-    if (sums.gathers()) sums.finish();
+        });
   }
 
  private:
@@ -436,6 +409,28 @@ class PairScan {
     }
   }
 
+  // Unites `unit`'s runs with those they touch in units before `first`, its slab's first unit.
+  // In an image only the border's first unit has one before the border.
+  void unite_across_border(std::uint32_t first, std::uint32_t unit, PairUnit& current,
+                           std::vector<PairUnit>& earlier, const RunForest::Unions& unions) {
+    const Neighbours neighbours = earlier_units(unit);
+    const PairUnit* decoded[4] = {};
+    bool any = false;
+    for (int n = 0; n < 4; ++n) {
+      if (neighbours.unit[n] != kNone && neighbours.unit[n] < first) {
+        decode(neighbours.unit[n], earlier[n]);
+        decoded[n] = &earlier[n];
+        any = true;
+      }
+    }
+    if (!any) return;
+    decode(unit, current);
+    for (std::uint32_t k = 0; k < current.begin.size(); ++k) {
+      for_each_touch(current, k, decoded,
+                     [&](std::uint32_t other) { unions.unite_roots(current.index[k], other); });
+    }
+  }
+
   // The moments of a row's voxels in [from, to), added to `label`'s: summed along x a byte of
   // the row's bits at a time (kByteSums), the row's y and z terms once for all of them.
   static void add_row_moments(MomentSums::Writer& moments, std::uint32_t root, std::uint32_t label,
@@ -500,9 +495,7 @@ inline LabelResult label_mask_at_26(const BinaryVoxels& voxels, Extent3 extent,
                                     std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
   StepClock step;
-  LabelResult result;
-  result.backend_used = Backend::cpu;
-  result.algorithm_used = options.algorithm;
+  LabelResult result = cpu_result(options);
   const unsigned threads = resolve_thread_count(options.cpu_threads, extent.voxel_count());
   PairScan pairs(voxels, extent, threads);
   result.timings.allocation_ms = step.lap();

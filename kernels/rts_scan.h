@@ -312,6 +312,13 @@ std::uint32_t pack_row(const LabelMapVoxels<T>& voxels, const RowGrid& grid,
   return runs;
 }
 
+// Entries 1..items of `firsts` hold each item's run count; makes entry i the index of item i's
+// first run (entry 0 zero, entry `items` the run total).
+inline void counts_to_first_runs(std::uint32_t* firsts, std::uint32_t items) {
+  firsts[0] = 0;
+  for (std::uint32_t item = 0; item < items; ++item) firsts[item + 1] += firsts[item];
+}
+
 // The items of a scan (rows, or pairs of rows) cut into one contiguous slab per thread.
 class SlabSplit {
  public:
@@ -339,6 +346,18 @@ class SlabSplit {
   void for_each(const SlabBody& body) const {
     for_each_index(
         [&](std::uint32_t, std::uint32_t first, std::uint32_t last) { body(first, last); });
+  }
+
+  // body(slab's first item, item), on the calling thread, for the items up to `reach` past each
+  // border between slabs: those whose earlier neighbours may lie in the slab before.
+  template <class ItemBody>
+  void for_each_past_border(std::uint32_t reach, const ItemBody& body) const {
+    for (std::uint32_t slab = 1; slab < count_; ++slab) {
+      const std::uint32_t first = begin(slab);
+      const std::uint32_t end = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(begin(slab + 1), std::uint64_t{first} + reach));
+      for (std::uint32_t item = first; item < end; ++item) body(first, item);
+    }
   }
 
  private:
@@ -539,8 +558,15 @@ class MomentSums {
     Moments summed_ = no_moments();
   };
 
-  // Once every slab's writer is gone: the sums of components rooted in other slabs.
-  void finish() {
+  // body(first item, last item, the slab's writer) for each slab of `slabs` in parallel (item
+  // i's runs begin at first_run[i]); then the sums of components rooted in other slabs.
+  template <class SlabBody>
+  void for_each_slab(const SlabSplit& slabs, const std::uint32_t* first_run, const SlabBody& body) {
+    slabs.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
+      Writer moments(*this, slab, first_run[first]);
+      body(first, last, moments);
+    });
+    if (!gathers()) return;
     for (const auto& slab : borrowed_) {
       for (const auto& [label, moments] : slab) merge((*table_)[label - 1], moments);
     }
@@ -582,10 +608,7 @@ class RunScan {
             pack_row(voxels_, grid_, grid_.first_voxel(row), foreground(row), starts(row));
       }
     });
-    row_first_run_[0] = 0;
-    for (std::uint32_t row = 0; row < grid_.rows; ++row) {
-      row_first_run_[row + 1] += row_first_run_[row];
-    }
+    counts_to_first_runs(row_first_run_.get(), grid_.rows);
     forest_.allocate(row_first_run_[grid_.rows]);
   }
 
@@ -604,30 +627,24 @@ class RunScan {
     const RunForest::Unions unions = forest_.unions();
     IndexedRow<Run> current;
     IndexedRow<Run> earlier;
-    for (std::uint32_t slab = 1; slab < slabs_.count(); ++slab) {
-      const std::uint32_t first = slabs_.begin(slab);
-      const std::uint32_t last = slabs_.begin(slab + 1);
-      // Rows more than a slice and a row past the border have no neighbour before it.
-      const std::uint32_t reach_end = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(last, std::uint64_t{first} + grid_.ny + 1));
-      for (std::uint32_t row = first; row < reach_end; ++row) {
-        NeighbourRow neighbours[4];
-        const int count = earlier_neighbour_rows(grid_, connectivity_, row, 0, neighbours);
-        // In an image only the border's first row has one before the border.
-        bool indexed = false;
-        for (int n = 0; n < count; ++n) {
-          if (neighbours[n].row >= first) continue;
-          if (!indexed) index_row(row, current);
-          indexed = true;
-          index_row(neighbours[n].row, earlier);
-          for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
-            for_each_touching_run(
-                current.runs[i], earlier, neighbours[n].reach,
-                [&](std::uint32_t other) { unions.unite_roots(current.first_run + i, other); });
-          }
+    // Rows more than a slice and a row past a border have no neighbour before it.
+    slabs_.for_each_past_border(grid_.ny + 1, [&](std::uint32_t first, std::uint32_t row) {
+      NeighbourRow neighbours[4];
+      const int count = earlier_neighbour_rows(grid_, connectivity_, row, 0, neighbours);
+      // In an image only the border's first row has one before the border.
+      bool indexed = false;
+      for (int n = 0; n < count; ++n) {
+        if (neighbours[n].row >= first) continue;
+        if (!indexed) index_row(row, current);
+        indexed = true;
+        index_row(neighbours[n].row, earlier);
+        for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
+          for_each_touching_run(
+              current.runs[i], earlier, neighbours[n].reach,
+              [&](std::uint32_t other) { unions.unite_roots(current.first_run + i, other); });
         }
       }
-    }
+    });
   }
 
   // Points every run at its root and marks the roots in a bitmap over the run indices; then
@@ -641,34 +658,36 @@ class RunScan {
   // `statistics`, also sums each run's moments (in closed form) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
     MomentSums sums(statistics, component_count_, slabs_.count());
-    slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
-      std::vector<Run> runs;
-      MomentSums::Writer moments(sums, slab, row_first_run_[first]);
-      std::uint32_t cached_root = ~0u;
-      std::uint32_t cached_label = 0;
-      for (std::uint32_t row = first; row < last; ++row) {
-        std::uint32_t* out = labels + grid_.first_voxel(row);
-        decode_row(row, runs);
-        std::uint32_t run_index = row_first_run_[row];
-        // The row is cleared whole first: random rows have gaps of a few voxels between runs.
-        std::fill(out, out + grid_.nx, 0u);
-        const std::uint32_t y = row % grid_.ny;
-        const std::uint32_t z = row / grid_.ny;
-        for (const Run& run : runs) {
-          const std::uint32_t root = forest_.parent(run_index);
-          if (root != cached_root) {
-            cached_root = root;
-            cached_label = forest_.label_of(run_index);
-          }
-          ++run_index;
-          for (std::uint32_t x = run.begin; x < run.end; ++x) out[x] = cached_label;
-          if (sums.gathers()) {
-            moments.add(root, cached_label, run_moments(run.begin, run.end - run.begin, y, z));
-          }
-        }
-      }
-    });
-    if (sums.gathers()) sums.finish();
+    sums.for_each_slab(slabs_, row_first_run_.get(),
+                       [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
+                         std::vector<Run> runs;
+                         std::uint32_t cached_root = ~0u;
+                         std::uint32_t cached_label = 0;
+                         for (std::uint32_t row = first; row < last; ++row) {
+                           std::uint32_t* out = labels + grid_.first_voxel(row);
+                           decode_row(row, runs);
+                           std::uint32_t run_index = row_first_run_[row];
+                           // The row is cleared whole first: random rows have gaps of a few voxels
+                           // between runs.
+                           std::fill(out, out + grid_.nx, 0u);
+                           const std::uint32_t y = row % grid_.ny;
+                           const std::uint32_t z = row / grid_.ny;
+                           for (const Run& run : runs) {
+                             const std::uint32_t root = forest_.parent(run_index);
+                             if (root != cached_root) {
+                               cached_root = root;
+                               cached_label = forest_.label_of(run_index);
+                             }
+                             ++run_index;
+                             for (std::uint32_t x = run.begin; x < run.end; ++x)
+                               out[x] = cached_label;
+                             if (sums.gathers()) {
+                               moments.add(root, cached_label,
+                                           run_moments(run.begin, run.end - run.begin, y, z));
+                             }
+                           }
+                         }
+                       });
   }
 
  private:
@@ -792,6 +811,14 @@ void finish_scan(Scan& scan, LabelResult& result, StepClock& step,
   result.timings.final_labeling_ms = step.lap();
 }
 
+// The result of a CPU labeling with `options`, before its steps: what ran it.
+inline LabelResult cpu_result(const LabelOptions& options) {
+  LabelResult result;
+  result.backend_used = Backend::cpu;
+  result.algorithm_used = options.algorithm;
+  return result;
+}
+
 // The whole labeling of `voxels` at `connectivity` (6, 18 or 26), its steps timed; with
 // `statistics`, the components' moments gathered as the labels are written.
 template <class Voxels>
@@ -800,9 +827,7 @@ LabelResult label_runs(const Voxels& voxels, Extent3 extent, int connectivity,
                        std::vector<ComponentMoments>* statistics) {
   StepClock whole_call;
   StepClock step;
-  LabelResult result;
-  result.backend_used = Backend::cpu;
-  result.algorithm_used = options.algorithm;
+  LabelResult result = cpu_result(options);
   RunScan<Voxels> scan(voxels, extent, connectivity,
                        resolve_thread_count(options.cpu_threads, extent.voxel_count()));
   result.timings.allocation_ms = step.lap();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <utility>
 
 #include "runtime/cpu_parallel.h"
@@ -131,13 +130,6 @@ struct FaceForest {
   FaceSlot slot(std::uint64_t node) const { return {parents + node}; }
 };
 
-// An array left for its writer to fill: the merge's arrays are written in parallel, which also
-// spreads their first touch, whose page faults cost more than the writes on some hosts.
-template <class T>
-std::unique_ptr<T[]> unfilled(std::uint64_t count) {
-  return std::unique_ptr<T[]>(new T[count]);
-}
-
 }  // namespace
 
 // A face label's node: its slab's first node plus its rank among the slab's face labels, from
@@ -215,7 +207,7 @@ void SlabMerge::on_face_rows(unsigned threads, const RowsBody& rows_body) const 
 void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
   FaceBits& bits = face_bits_[slab];
   bits.word_count = rank_words(counts_[slab] + 1);
-  bits.bitmap = unfilled<std::uint32_t>(bits.word_count);
+  bits.bitmap = PageArray<std::uint32_t>(bits.word_count);
   const std::uint64_t n = plan_.slice_voxels;
   const std::uint32_t* first = first_slice(slab);
   std::uint32_t first_labels = 0;
@@ -243,7 +235,7 @@ void SlabMerge::mark_face_labels(std::uint64_t slab, unsigned threads) {
       previous = label;
     }
   });
-  bits.words_before = unfilled<std::uint32_t>(bits.word_count);
+  bits.words_before = PageArray<std::uint32_t>(bits.word_count);
   std::uint32_t labels = 0;
   for (std::uint64_t w = 0; w < bits.word_count; ++w) {
     bits.words_before[w] = labels;
@@ -290,11 +282,11 @@ void SlabMerge::join(unsigned threads) {
     node_base_[s + 1] = node_base_[s] + face_bits_[s].label_count;
   }
   const std::uint64_t nodes = node_base_[slabs];
-  face_labels_ = unfilled<std::uint32_t>(nodes);
+  face_labels_ = PageArray<std::uint32_t>(nodes);
   parallel_for(slabs, slab_workers, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t s = begin; s < end; ++s) list_face_labels(s, threads_per_slab);
   });
-  std::unique_ptr<std::uint64_t[]> parents = unfilled<std::uint64_t>(nodes);
+  const PageArray<std::uint64_t> parents(nodes);
   parallel_for(nodes, threads, [&](std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t n = begin; n < end; ++n) parents[n] = n;
   });
@@ -356,8 +348,8 @@ void SlabMerge::number_nodes(std::uint64_t* parents, unsigned threads) {
 
   // joined_before_ holds one entry more per slab than its face labels: slab s's begin at
   // node_base_[s] + s.
-  face_finals_ = unfilled<std::uint64_t>(nodes);
-  joined_before_ = unfilled<std::uint64_t>(nodes + slabs);
+  face_finals_ = PageArray<std::uint64_t>(nodes);
+  joined_before_ = PageArray<std::uint64_t>(nodes + slabs);
   for (std::uint64_t s = 0; s < slabs; ++s) {
     const std::uint64_t next = s + 1 < slabs ? joined_before_slab_[s + 1] : joined_in_all_;
     joined_before_[node_base_[s + 1] + s] = next - joined_before_slab_[s];

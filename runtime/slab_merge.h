@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "runtime/host_device.h"
@@ -119,8 +118,8 @@ class SlabMerge {
   // roots: a label's node in constant time.
   struct FaceBits {
     std::uint64_t word_count = 0;
-    std::unique_ptr<std::uint32_t[]> bitmap;
-    std::unique_ptr<std::uint32_t[]> words_before;  // set bits in the words before each
+    PageArray<std::uint32_t> bitmap;
+    PageArray<std::uint32_t> words_before;  // set bits in the words before each
     std::uint32_t label_count = 0;
   };
 
@@ -148,9 +147,9 @@ class SlabMerge {
   // entry more per slab (at node_base_[s + 1] + s) that counts them all.
   std::vector<std::uint64_t> offsets_;
   std::vector<std::uint64_t> node_base_;
-  std::unique_ptr<std::uint32_t[]> face_labels_;
-  std::unique_ptr<std::uint64_t[]> face_finals_;
-  std::unique_ptr<std::uint64_t[]> joined_before_;
+  PageArray<std::uint32_t> face_labels_;
+  PageArray<std::uint64_t> face_finals_;
+  PageArray<std::uint64_t> joined_before_;
   std::vector<std::uint64_t> joined_before_slab_;
   std::uint64_t joined_in_all_ = 0;
   std::uint64_t component_count_ = 0;
