@@ -274,7 +274,9 @@ class PairScan {
     if (!with_run_at) return;
     out.run_at.resize(grid_.rows.nx);
     for (std::uint32_t k = 0; k < count; ++k) {
-      for (std::uint32_t x = out.begin[k]; x < out.end[k]; ++x) out.run_at[x] = k;
+      const std::uint32_t begin = out.begin[k];
+      const std::uint32_t end = out.end[k];
+      for (std::uint32_t x = begin; x < end; ++x) out.run_at[x] = k;
     }
   }
 

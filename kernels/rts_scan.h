@@ -274,6 +274,27 @@ inline __m128i pack_word(const T* row, __m128i background, __m128i left_lanes,
 }
 #endif
 
+// Bit i set where a[i] == b[i], for the first `length` (at most 64) values: whole words by
+// vector compares where SSE2 is there, else value by value.
+template <typename T>
+inline std::uint64_t equal_values(const T* a, const T* b, std::uint32_t length) {
+#if defined(__SSE2__)
+  if (length == 64) {
+    constexpr std::uint32_t kLanes = 16 / sizeof(T);
+    std::uint64_t equal = 0;
+    for (std::uint32_t i = 0; i < 64 / kLanes; ++i) {
+      const __m128i left = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * kLanes));
+      const __m128i right = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i * kLanes));
+      equal |= std::uint64_t{lane_bits<T>(equal_lanes<T>(left, right))} << (i * kLanes);
+    }
+    return equal;
+  }
+#endif
+  std::uint64_t equal = 0;
+  for (std::uint32_t i = 0; i < length; ++i) equal |= std::uint64_t{a[i] == b[i]} << i;
+  return equal;
+}
+
 // A label map's runs start at a foreground voxel whose value differs from its left neighbour's
 // (the background before the row). Each whole word of 64 voxels is packed with vector compares
 // where SSE2 is there (the x86-64 baseline); the rest voxel by voxel.
@@ -408,6 +429,9 @@ class RunForest {
     // earlier one, `other`: returns the smaller of its root and the other's, the larger pointed
     // at it. The run's parent is set to its root once it has met them all.
     std::uint32_t meet(std::uint32_t run, std::uint32_t root, std::uint32_t other) const {
+      // Most runs met after the first are already under the root met so far: their parent
+      // tells, without loading the root's own entry, which lies far back in the array.
+      if (parent_[other] == root) return root;
       const std::uint32_t other_root = find(other);
       if (root == run || other_root < root) {
         if (root != run) parent_[root] = other_root;
@@ -665,7 +689,7 @@ class RunScan {
                          std::uint32_t cached_label = 0;
                          for (std::uint32_t row = first; row < last; ++row) {
                            std::uint32_t* out = labels + grid_.first_voxel(row);
-                           decode_row(row, runs);
+                           decode_row(row, runs, false);
                            std::uint32_t run_index = row_first_run_[row];
                            // The row is cleared whole first: random rows have gaps of a few voxels
                            // between runs.
@@ -679,8 +703,11 @@ class RunScan {
                                cached_label = forest_.label_of(run_index);
                              }
                              ++run_index;
-                             for (std::uint32_t x = run.begin; x < run.end; ++x)
-                               out[x] = cached_label;
+                             // The bounds in locals: a loop over out[x] would reload them at
+                             // every store.
+                             const std::uint32_t begin = run.begin;
+                             const std::uint32_t end = run.end;
+                             for (std::uint32_t x = begin; x < end; ++x) out[x] = cached_label;
                              if (sums.gathers()) {
                                moments.add(root, cached_label,
                                            run_moments(run.begin, run.end - run.begin, y, z));
@@ -697,7 +724,9 @@ class RunScan {
   std::uint64_t* starts(std::uint32_t row) { return foreground(row) + grid_.words_per_row; }
 
   // The runs of a row, from its bits: a run ends where the foreground stops or another starts.
-  void decode_row(std::uint32_t row, std::vector<Run>& runs) {
+  // A label map's values are read only `with_values`: the labels' writing does not compare them,
+  // and the read is a cache miss for most runs.
+  void decode_row(std::uint32_t row, std::vector<Run>& runs, bool with_values = true) {
     runs.resize(row_first_run_[row + 1] - row_first_run_[row]);
     if (runs.empty()) return;
     const std::uint64_t* fg = foreground(row);
@@ -721,6 +750,7 @@ class RunScan {
     }
     if (ended < begun) runs[ended].end = grid_.nx;
     if constexpr (kValued) {
+      if (!with_values) return;
       const auto* values = voxels_.values + grid_.first_voxel(row);
       for (Run& run : runs) run.value = values[run.begin];
     }
@@ -734,7 +764,10 @@ class RunScan {
     indexed.run_at.resize(grid_.nx);
     std::uint32_t* run_at = indexed.run_at.data();
     for (std::uint32_t k = 0; k < indexed.runs.size(); ++k) {
-      for (std::uint32_t x = indexed.runs[k].begin; x < indexed.runs[k].end; ++x) run_at[x] = k;
+      // The bounds in locals: a loop over run_at[x] would reload them at every store.
+      const std::uint32_t begin = indexed.runs[k].begin;
+      const std::uint32_t end = indexed.runs[k].end;
+      for (std::uint32_t x = begin; x < end; ++x) run_at[x] = k;
     }
   }
 
@@ -774,6 +807,11 @@ class RunScan {
       const int count = earlier_neighbour_rows(grid_, connectivity_, row, first, neighbours);
       const IndexedRow<Run>* earlier[4];
       for (int n = 0; n < count; ++n) earlier[n] = &ring[(neighbours[n].row - first) % ring.size()];
+      // Words of columns cost per word, windows per run: rows of many short runs go by words.
+      if (connectivity_ == 6 && current.runs.size() > 2 * grid_.words_per_row) {
+        unite_faces(row, current, neighbours, earlier, count, unions);
+        continue;
+      }
       for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
         const std::uint32_t run = current.first_run + i;
         std::uint32_t root = run;
@@ -784,6 +822,73 @@ class RunScan {
         unions.set_parent(run, root);
       }
     }
+  }
+
+  // Word w of the voxels of `row` that meet the same voxel of `other` across a face: both
+  // foreground, and in a label map of one value.
+  std::uint64_t face_word(std::uint32_t row, std::uint32_t other, std::uint32_t w) {
+    const std::uint64_t both = foreground(row)[w] & foreground(other)[w];
+    if constexpr (kValued) {
+      if (both == 0) return 0;
+      return both & equal_values(voxels_.values + grid_.first_voxel(row) + w * 64,
+                                 voxels_.values + grid_.first_voxel(other) + w * 64,
+                                 std::min<std::uint32_t>(64, grid_.nx - w * 64));
+    } else {
+      return both;
+    }
+  }
+
+  // At 6 (4 in an image) a run meets a run of a row before it across each maximal stretch of
+  // columns where both rows hold a voxel that meets the other's (face_word) and no run of the row
+  // starts past its first column: one contact per stretch, found a word of columns at a time
+  // instead of a window of x per run. Each run's parent becomes the smallest root among those it
+  // meets (`meet`, in x order), itself when none.
+  void unite_faces(std::uint32_t row, const IndexedRow<Run>& current,
+                   const NeighbourRow* neighbours, const IndexedRow<Run>* const* earlier, int count,
+                   const RunForest::Unions& unions) {
+    for (std::uint32_t k = 0; k < current.runs.size(); ++k) {
+      unions.set_parent(current.first_run + k, current.first_run + k);
+    }
+    if (current.runs.empty() || count == 0) return;
+    const std::uint64_t* own = foreground(row);
+    std::uint64_t carry[2] = {0, 0};
+    std::uint32_t run = ~0u;
+    std::uint32_t root = 0;
+    for (std::uint32_t w = 0; w < grid_.words_per_row; ++w) {
+      if (own[w] == 0) {
+        // Sparse volumes: most words of a row with runs hold none.
+        carry[0] = carry[1] = 0;
+        continue;
+      }
+      // In a mask a stretch of columns in both rows lies in one run of each; in a label map a run
+      // of the row may start inside it, where the values of both rows change together.
+      const std::uint64_t cuts = kValued ? starts(row)[w] : 0;
+      std::uint64_t contacts[2] = {0, 0};
+      for (int n = 0; n < count; ++n) {
+        const std::uint64_t meets = face_word(row, neighbours[n].row, w);
+        const std::uint64_t continued = (meets << 1) | carry[n];
+        carry[n] = meets >> 63;
+        contacts[n] = meets & ~(continued & ~cuts);
+      }
+      std::uint64_t columns = contacts[0] | contacts[1];
+      while (columns != 0) {
+        const std::uint32_t i = lowest_bit(columns);
+        columns &= columns - 1;
+        const std::uint32_t x = w * 64 + i;
+        const std::uint32_t own = current.first_run + current.run_at[x];
+        if (own != run) {
+          if (run != ~0u) unions.set_parent(run, root);
+          run = own;
+          root = own;
+        }
+        for (int n = 0; n < count; ++n) {
+          if ((contacts[n] >> i) & 1) {
+            root = unions.meet(run, root, earlier[n]->first_run + earlier[n]->run_at[x]);
+          }
+        }
+      }
+    }
+    if (run != ~0u) unions.set_parent(run, root);
   }
 
   const Voxels voxels_;
