@@ -824,10 +824,11 @@ class RunScan {
     }
   }
 
-  // Word w of the voxels of `row` that meet the same voxel of `other` across a face: both
-  // foreground, and in a label map of one value.
-  std::uint64_t face_word(std::uint32_t row, std::uint32_t other, std::uint32_t w) {
-    const std::uint64_t both = foreground(row)[w] & foreground(other)[w];
+  // Word w of the voxels of `row` (its foreground word `own`) that meet the same voxel of
+  // `other` across a face: both foreground, and in a label map of one value.
+  std::uint64_t face_word(std::uint64_t own, std::uint32_t row, std::uint32_t other,
+                          std::uint32_t w) {
+    const std::uint64_t both = own & foreground(other)[w];
     if constexpr (kValued) {
       if (both == 0) return 0;
       return both & equal_values(voxels_.values + grid_.first_voxel(row) + w * 64,
@@ -850,12 +851,12 @@ class RunScan {
       unions.set_parent(current.first_run + k, current.first_run + k);
     }
     if (current.runs.empty() || count == 0) return;
-    const std::uint64_t* own = foreground(row);
+    const std::uint64_t* own_bits = foreground(row);
     std::uint64_t carry[2] = {0, 0};
     std::uint32_t run = ~0u;
     std::uint32_t root = 0;
     for (std::uint32_t w = 0; w < grid_.words_per_row; ++w) {
-      if (own[w] == 0) {
+      if (own_bits[w] == 0) {
         // Sparse volumes: most words of a row with runs hold none.
         carry[0] = carry[1] = 0;
         continue;
@@ -865,7 +866,7 @@ class RunScan {
       const std::uint64_t cuts = kValued ? starts(row)[w] : 0;
       std::uint64_t contacts[2] = {0, 0};
       for (int n = 0; n < count; ++n) {
-        const std::uint64_t meets = face_word(row, neighbours[n].row, w);
+        const std::uint64_t meets = face_word(own_bits[w], row, neighbours[n].row, w);
         const std::uint64_t continued = (meets << 1) | carry[n];
         carry[n] = meets >> 63;
         contacts[n] = meets & ~(continued & ~cuts);

@@ -60,30 +60,14 @@ VOLCCL_HD Moments row_moments(std::uint64_t count, std::uint64_t sum_x, std::uin
   return m;
 }
 
+// The moments of a run of `length` voxels from x0 along the row (y, z), in closed form.
 VOLCCL_HD Moments run_moments(std::uint32_t x0, std::uint32_t length, std::uint32_t y,
                               std::uint32_t z) {
   const std::uint64_t n = length;
   const std::uint64_t x = x0;
-  const std::uint64_t sum_x = n * x + n * (n - 1) / 2;
-  Moments m;
-  m.count = n;
-  m.sum[0] = sum_x;
-  m.sum[1] = n * y;
-  m.sum[2] = n * z;
   // (n-1)n/2 first, so that no intermediate exceeds the final sum (validate_statistics).
-  m.sum_products[0] = n * x * x + x * n * (n - 1) + (n - 1) * n / 2 * (2 * n - 1) / 3;
-  m.sum_products[1] = n * y * y;
-  m.sum_products[2] = n * z * z;
-  m.sum_products[3] = sum_x * y;
-  m.sum_products[4] = sum_x * z;
-  m.sum_products[5] = n * y * z;
-  m.min[0] = x0;
-  m.min[1] = y;
-  m.min[2] = z;
-  m.max[0] = x0 + length - 1;
-  m.max[1] = y;
-  m.max[2] = z;
-  return m;
+  const std::uint64_t sum_xx = n * x * x + x * n * (n - 1) + (n - 1) * n / 2 * (2 * n - 1) / 3;
+  return row_moments(n, n * x + n * (n - 1) / 2, sum_xx, x0, x0 + length - 1, y, z);
 }
 
 VOLCCL_HD void merge(Moments& into, const Moments& m) {

@@ -1796,7 +1796,6 @@ def numeric_options_range_checked(cli, work):
     expect_files(work, [])
 
 
-
 @case
 def bench_refuses_cpu_only_algorithms_on_cuda(cli, work):
     """RTS has no CUDA labeler: naming it for the CUDA device is refused before anything is
