@@ -1,7 +1,8 @@
 // Component statistics: every algorithm, connectivity, backend and statistics strategy against
 // an independent reference (the voxel-by-voxel sums of the reference labeler's labels), the
 // same bits run to run and CPU to GPU, measure() on existing label images, the errors, and the
-// derived values of describe() against a direct double computation.
+// derived values of describe() against a direct double computation; and the first voxels of
+// labels on the device, which volccl.dask keys the pieces of its chunks by.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -293,6 +294,44 @@ TEST(DeviceStatistics, TablesStayOnTheDeviceAndMatchTheHost) {
         expected,
         cuda::measure(device_labels.data(), volume.extent, result.component_count).to_host()));
   }
+}
+
+// cuda::first_voxels against a scan of the reference labeler's labels: odd extents, 1-voxel
+// extents, rows shorter and longer than a warp, an image, an empty volume and a full one; then
+// labels not numbered in raster order, and a label above the count.
+TEST(DeviceFirstVoxels, MatchAScanOfTheReferenceLabels) {
+  if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  std::uint32_t seed = test_seed();
+  const std::vector<std::pair<Volume, int>> volumes = {
+      {data::random_granular({130, 67, 33}, 0.35, 2, seed++), 26},
+      {data::random_granular({131, 67, 33}, 0.3, 1, seed++), 6},
+      {data::random_granular({1, 97, 45}, 0.5, 1, seed++), 6},
+      {data::random_granular({77, 1, 1}, 0.5, 1, seed++), 26},
+      {data::random_granular({1000, 700, 1}, 0.4, 3, seed++), 8},
+      {data::random_granular({33, 31, 29}, 0.0, 1, seed++), 26},
+      {data::random_granular({33, 31, 29}, 1.0, 1, seed++), 6},
+      {data::checkerboard({65, 20, 9}), 6}};
+  for (const auto& [volume, connectivity] : volumes) {
+    const ReferenceLabels reference = reference_label(volume.voxels, volume.extent, connectivity);
+    std::vector<std::int64_t> expected;
+    for (std::size_t i = 0; i < reference.labels.size(); ++i) {
+      if (reference.labels[i] > expected.size()) expected.push_back(static_cast<std::int64_t>(i));
+    }
+    ASSERT_EQ(expected.size(), reference.component_count);
+    const DeviceArray<std::uint32_t> device_labels(reference.labels);
+    std::vector<std::int64_t> first(reference.component_count, -1);
+    cuda::first_voxels(device_labels.data(), volume.extent, reference.component_count,
+                       first.data());
+    ASSERT_EQ(first, expected) << volume.extent.to_string() << " at " << connectivity;
+  }
+  const Extent3 extent{3, 1, 1};
+  std::vector<std::int64_t> first(2);
+  const DeviceArray<std::uint32_t> swapped(std::vector<std::uint32_t>{2, 0, 1});
+  EXPECT_THROW(cuda::first_voxels(swapped.data(), extent, 2, first.data()), InvalidArgument);
+  const DeviceArray<std::uint32_t> missing(std::vector<std::uint32_t>{1, 0, 1});
+  EXPECT_THROW(cuda::first_voxels(missing.data(), extent, 2, first.data()), InvalidArgument);
+  const DeviceArray<std::uint32_t> above(std::vector<std::uint32_t>{1, 2, 3});
+  EXPECT_THROW(cuda::first_voxels(above.data(), extent, 2, first.data()), InvalidArgument);
 }
 
 // The kernels access the caller's buffers in words of up to 16 bytes: cuda::label and

@@ -344,15 +344,29 @@ nb::ndarray<nb::numpy, std::uint32_t, nb::ndim<1>> label_batch_into(
 // The flat index of each label's first voxel, for labels numbered 1..count in raster order of
 // their first voxels, as volccl numbers them: a label not seen before is then always the next
 // one, so one pass finds them all, skipping at once the blocks that hold only labels seen.
+// Labels on a CUDA device are scanned there, on `stream`, and only the indices come back.
 void first_voxels_into(
     const ConstLabelArray& labels,
-    const nb::ndarray<std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>& first) {
-  if (memory_of(labels, "the labels") != Memory::host) {
-    throw nb::value_error("volccl: the labels must be in host memory");
+    const nb::ndarray<std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>& first,
+    std::uintptr_t stream) {
+  const std::size_t count = first.shape(0);
+  if (memory_of(labels, "the labels") == Memory::cuda) {
+    if (count > std::numeric_limits<std::uint32_t>::max()) {
+      throw nb::value_error("volccl: labels on a CUDA device number at most 2^32 - 1");
+    }
+#if defined(VOLCCL_HAS_CUDA)
+    const volccl::Extent3 extent = extent_of(labels, 0);
+    nb::gil_scoped_release unlocked;
+    volccl::cuda::first_voxels(labels.data(), extent, static_cast<std::uint32_t>(count),
+                               first.data(), stream_pointer(stream));
+    return;
+#else
+    (void)stream;
+    throw_no_cuda();
+#endif
   }
   const std::uint32_t* data = labels.data();
   const std::size_t size = labels.size();
-  const std::size_t count = first.shape(0);
   std::size_t seen = 0;
   bool in_order = true;
   {
@@ -554,8 +568,9 @@ NB_MODULE(_volccl, m) {
         "connectivity"_a, "algorithm"_a, "device"_a, "threads"_a, "stream"_a,
         "Labels every item along the first axis; returns the component counts.");
   m.def("first_voxels_into", &first_voxels_into, "labels"_a.noconvert(), "first"_a.noconvert(),
+        "stream"_a = 0,
         "The flat index of each label's first voxel, for labels 1..len(first) numbered in raster "
-        "order of their first voxels.");
+        "order of their first voxels (labels on a CUDA device: found there, on `stream`).");
   m.def("relabel_into", &relabel_into, "local"_a.noconvert(), "table"_a.noconvert(),
         "out"_a.noconvert(),
         "out = table[local] for uint32 labels of any strides; returns whether any is non-zero.");

@@ -1,9 +1,12 @@
 """volccl.dask on a real dask.distributed LocalCluster of worker processes, against
 scipy.ndimage.label of the whole volume: chunkings, contacts across chunk faces, edges and
 corners, snakes through many chunks, empty chunks, offsets into uint64, statistics, Zarr and
-OME-Zarr stores, the command line, a worker killed mid-run, and bad input.
+OME-Zarr stores, the command line, a worker killed mid-run, and bad input; label maps against
+scikit-image's label of the whole volume; and on a machine with a GPU and CuPy, the workers'
+path that keeps each chunk's labels on the device.
 """
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -189,6 +192,56 @@ def test_keys_past_uint32_in_a_large_volume():
     assert summary["keys"][1:].tolist() == expected and min(expected) > 2**32
 
 
+def random_label_map(rng, shape, values, granularity):
+    """Cells of `granularity` voxels a side, each holding one of `values` (0 among them: the
+    background) at random."""
+    coarse = tuple(-(-side // granularity) for side in shape)
+    cells = rng.choice(np.asarray(values), size=coarse)
+    for axis in range(len(shape)):
+        cells = np.repeat(cells, granularity, axis=axis)
+    return np.ascontiguousarray(cells[tuple(slice(0, side) for side in shape)])
+
+
+def label_map_cases(rng, ndim):
+    """Label maps of several dtypes, extreme and negative values side by side, by irregular
+    chunks, at every connectivity."""
+    shape = (13, 17, 11)[3 - ndim:] if ndim == 3 else (37, 41)
+    int64 = np.iinfo(np.int64)
+    value_sets = [(np.uint8, [0, 1, 2]), (np.int16, [0, -1, -32768, 32767, 5]),
+                  (np.uint64, [0, 2**64 - 1, 2**63, 1]), (np.int64, [0, int64.min, -1, int64.max]),
+                  (np.uint32, list(range(40)))]
+    cases = []
+    for (dtype, values), granularity in zip(value_sets, (1, 2, 1, 2, 1)):
+        label_map = random_label_map(rng, shape, np.array(values, dtype=dtype), granularity)
+        chunks = tuple(irregular(rng, side, 6) for side in shape)
+        cases += [(label_map, chunks, c) for c in CONNECTIVITIES[ndim]]
+    return cases
+
+
+def check_label_maps(client, cases, **options):
+    """As check_all, for label maps, against skimage.measure.label of the whole volume."""
+    measure = pytest.importorskip("skimage.measure")
+    wanted = []
+    for label_map, chunks, connectivity in cases:
+        labels, count = vdask.connected_components(da.from_array(label_map, chunks=chunks),
+                                                   connectivity=connectivity, return_N=True,
+                                                   **options)
+        wanted += [labels, count]
+    results = client.compute(wanted, sync=True)
+    for (label_map, chunks, connectivity), labels, count in zip(cases, results[0::2],
+                                                               results[1::2]):
+        expected = measure.label(label_map, background=0,
+                                 connectivity=STRUCTURE_RANK[connectivity]).astype(np.uint64)
+        where = f"{label_map.dtype} {chunks} {connectivity}"
+        assert int(count) == int(expected.max()), where
+        np.testing.assert_array_equal(labels, expected, err_msg=where)
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_label_maps_across_chunks_equal_scikit_image(client, rng, ndim):
+    check_label_maps(client, label_map_cases(rng, ndim))
+
+
 def test_statistics_merged_across_chunks(client, rng):
     for ndim, shape in ((3, (17, 15, 13)), (2, (33, 29))):
         mask = random_mask(rng, shape, 0.5, 2)
@@ -278,6 +331,17 @@ def test_label_zarr_irregular_chunks_and_chunks_of_background(client, rng, tmp_p
     foreground = {index for index in np.ndindex(5, 5, 4)
                   if mask[tuple(slice(4 * i, 4 * i + 4) for i in index)].any()}
     assert written == foreground and (0, 1, 2) in written and (1, 1, 2) not in written
+    # Dask chunks of five Zarr chunks along the first axis: each written by three tasks, of
+    # two, two and one Zarr chunks.
+    write_zarr(tmp_path / "thin.zarr", mask, (2, 4, 4))
+    writer = vdask._ZarrLabelWriter(None, (2, 4, 4), ())
+    assert writer.parts(10) == [(0, 4), (4, 8), (8, 10)]
+    assert writer.parts(3) == [(0, 2), (2, 3)] and writer.parts(1) == [(0, 1)]
+    vdask.label_zarr(tmp_path / "thin.zarr", tmp_path / "out.zarr", connectivity=18,
+                     chunks=(10, 8, 8), overwrite=True, client=client)
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.chunks == (2, 4, 4)
+    np.testing.assert_array_equal(out[...], scipy_reference(mask, 18)[0])
 
 
 def test_chunk_passes_in_the_compiled_core(rng):
@@ -399,3 +463,83 @@ def test_worker_killed_mid_run_gives_the_same_labels(client, rng):
     np.testing.assert_array_equal(result, scipy_reference(mask, 26)[0])
     client.wait_for_workers(3, timeout=60)
     assert pids[victim] not in client.run(os.getpid).values()
+
+
+def _gpu_and_cupy():
+    return volccl.cuda_available() and importlib.util.find_spec("cupy") is not None
+
+
+needs_gpu = pytest.mark.skipif(not _gpu_and_cupy(),
+                               reason="needs a CUDA device and CuPy (the workers' GPU path)")
+
+
+@needs_gpu
+def test_gpu_chunk_keeps_its_input_not_its_labels(rng):
+    for shape, connectivity, binary_image in [((20, 18, 33), 26, None), ((9, 40, 1), 6, None),
+                                              ((31, 45), 8, None), ((12, 13, 14), 18, False)]:
+        block = random_mask(rng, shape, 0.4, 2)
+        if binary_image is False:
+            block = random_label_map(rng, shape, np.array([0, 3, 9], np.int32), 1)
+        on_gpu = vdask._label_chunk(block, (0,) * len(shape), shape, connectivity, binary_image,
+                                    "auto", "auto", 0, False)
+        on_cpu = vdask._label_chunk(block, (0,) * len(shape), shape, connectivity, binary_image,
+                                    "cpu", "auto", 0, False)
+        assert on_gpu[0] is None and on_gpu[3][0] is block and on_cpu[3] is None
+        for name in ("count", "keys", "rows", "shape"):
+            np.testing.assert_array_equal(on_gpu[1][name], on_cpu[1][name])
+        for face, (plane, values) in on_cpu[1]["faces"].items():
+            np.testing.assert_array_equal(on_gpu[1]["faces"][face][0], plane)
+            assert isinstance(on_gpu[1]["faces"][face][0], np.ndarray)
+        table = np.arange(on_cpu[1]["count"] + 1, dtype=np.uint64) * np.uint64(2**40)
+        gathered = vdask._with_local_labels(
+            on_gpu, lambda local: vdask._final_values(local, table, vdask._device_table(local,
+                                                                                      table)))
+        np.testing.assert_array_equal(gathered, table[on_cpu[0]])
+        assert bool(on_cpu[0].any()) == (gathered is not None)
+
+
+@needs_gpu
+def test_first_voxels_of_labels_on_the_gpu(rng):
+    import cupy
+
+    from volccl import _dask_merge
+
+    for shape in [(9, 1, 13), (1, 1, 1), (17, 23), (6, 7, 8), (3, 5, 300)]:
+        labels = volccl.connected_components(random_mask(rng, shape, 0.3))
+        count = int(labels.max())
+        expected = _dask_merge.first_voxels(labels, count)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            on_device = cupy.asarray(labels)
+            assert _dask_merge.first_voxels(on_device, count, stream.ptr).tolist() == \
+                expected.tolist()
+    with pytest.raises(ValueError, match="not numbered 1..2 in raster order"):
+        _dask_merge.first_voxels(cupy.asarray(np.array([[0, 2, 1]], np.uint32)), 2)
+    with pytest.raises(ValueError, match="label 3 but the count is 2"):
+        _dask_merge.first_voxels(cupy.asarray(np.array([[1, 2, 3]], np.uint32)), 2)
+
+
+@needs_gpu
+def test_gpu_workers_end_to_end(client, rng, tmp_path):
+    # device="cuda" on every worker: masks by irregular chunks at every connectivity, label
+    # maps, statistics, and label_zarr, all through the labels kept on the device.
+    cases = []
+    for ndim, shape in ((3, (23, 19, 17)), (2, (45, 38))):
+        mask = random_mask(rng, shape, 0.45, 1)
+        chunks = tuple(irregular(rng, side, 8) for side in shape)
+        cases += [(mask, chunks, c) for c in CONNECTIVITIES[ndim]]
+    check_all(client, cases, device="cuda")
+    check_label_maps(client, label_map_cases(rng, 3), device="cuda")
+    mask = random_mask(rng, (21, 16, 18), 0.5, 2)
+    labels, table = vdask.connected_components(da.from_array(mask, chunks=5), connectivity=26,
+                                               statistics=True, device="cuda")
+    labels, table = client.compute([labels, table], sync=True)
+    expected, count = scipy_reference(mask, 26)
+    np.testing.assert_array_equal(labels, expected)
+    np.testing.assert_array_equal(table["voxel_counts"],
+                                  np.bincount(expected.ravel().astype(np.int64),
+                                              minlength=count + 1))
+    write_zarr(tmp_path / "in.zarr", mask, (7, 8, 6))
+    assert vdask.label_zarr(str(tmp_path / "in.zarr"), str(tmp_path / "out.zarr"),
+                            connectivity=26, chunks=14, client=client, device="cuda") == count
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out.zarr"))[...], expected)

@@ -56,11 +56,11 @@ def top_level(grid):
     return max((count - 1).bit_length() for count in grid)
 
 
-def first_voxels(labels, count):
+def first_voxels(labels, count, stream=0):
     """Local flat index of each label's first voxel (labels 1..count, numbered in raster order
-    as volccl numbers them, uint32 and C-contiguous)."""
+    as volccl numbers them, uint32 and C-contiguous; NumPy, or CuPy on `stream`)."""
     first = np.empty(count, np.int64)
-    _volccl.first_voxels_into(labels, first)
+    _volccl.first_voxels_into(labels, first, stream)
     return first
 
 
@@ -70,18 +70,21 @@ def global_keys(local_flat, chunk_shape, offset, shape):
     return np.ravel_multi_index(tuple(c + o for c, o in zip(coords, offset)), shape).astype(_KEY)
 
 
-def chunk_summary(labels, count, values, offset, shape):
+def chunk_summary(labels, count, values, offset, shape, stream=0):
     """What the neighbours and the tree need to know of one labeled chunk: its count, each
     label's key (index 0 unused), the row of each first voxel, and its 2 * ndim boundary planes
-    (labels, and the input's values when they must match too, as for multi-label input)."""
-    chunk_shape = labels.shape
-    first = first_voxels(labels, count)
+    (labels, and the input's values when they must match too, as for multi-label input), in
+    host memory. labels: NumPy, or CuPy on `stream`, where only the planes and the first voxels
+    are copied to the host."""
+    chunk_shape = tuple(labels.shape)
+    first = first_voxels(labels, count, stream)
     keys = np.zeros(count + 1, _KEY)
     keys[1:] = global_keys(first, chunk_shape, offset, shape)
     faces = {}
     for axis in range(labels.ndim):
         for side, position in ((0, 0), (1, chunk_shape[axis] - 1)):
-            plane = np.take(labels, position, axis=axis)
+            plane = labels[(slice(None),) * axis + (position,)]
+            plane = plane.get() if hasattr(plane, "get") else plane
             plane_values = None if values is None else np.take(values, position, axis=axis)
             faces[axis, side] = (np.ascontiguousarray(plane), plane_values)
     return {"count": count, "keys": keys, "rows": first // chunk_shape[-1],
@@ -107,6 +110,21 @@ def _region(summary, step, own):
         plane, values = summary["faces"][first, 0]
     within = tuple(index[axis] for axis in range(len(step)) if axis != first)
     return plane[within], None if values is None else values[within]
+
+
+def facing_plane(step):
+    """(axis, side) of the boundary plane of the neighbour at `step` that _region reads for
+    it: across the first axis the step changes, the neighbour's side facing the chunk."""
+    axis = next(axis for axis, value in enumerate(step) if value)
+    return axis, 1 if step[axis] < 0 else 0
+
+
+def face_view(summary, axis, side):
+    """The part of a chunk's summary a neighbour reads: its keys, its shape and the one
+    boundary plane (both, where the chunk is one voxel thick along the axis)."""
+    sides = (0, 1) if summary["shape"][axis] == 1 else (side,)
+    return {"count": summary["count"], "keys": summary["keys"], "shape": summary["shape"],
+            "faces": {(axis, s): summary["faces"][axis, s] for s in sides}}
 
 
 def pair_equivalences(own, neighbour, step, rank):

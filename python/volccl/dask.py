@@ -18,6 +18,7 @@ import argparse
 import itertools
 import os
 import sys
+import threading
 import uuid
 
 import numpy as np
@@ -63,17 +64,22 @@ def _check_array(darr, connectivity):
     return allowed[connectivity]
 
 
+def _host(array):
+    """A NumPy copy of a CuPy array, or the NumPy array itself."""
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
 def _chunk_statistics(table, count, offset):
     """One chunk's exact per-label sums in volume coordinates, from the statistics its labeling
     gathered: voxel counts, coordinate sums (int64) and inclusive bounding boxes, for labels
     0..count (0 the background)."""
-    counts = table["voxel_counts"].astype(np.int64)[:count + 1]
+    counts = _host(table["voxel_counts"]).astype(np.int64)[:count + 1]
     ndim = table["centroids"].shape[1]
-    centroids = np.nan_to_num(table["centroids"][:count + 1])
+    centroids = np.nan_to_num(_host(table["centroids"])[:count + 1])
     # The centroids come from exact integer sums; within a chunk these sums stay far below
     # 2**53, so the product rounds back to them exactly.
     sums = np.rint(centroids * counts[:, None]).astype(np.int64)
-    boxes = table["bounding_boxes"][:count + 1].astype(np.int64)
+    boxes = _host(table["bounding_boxes"])[:count + 1].astype(np.int64)
     minima, maxima = boxes[:, 0::2].copy(), boxes[:, 1::2].copy()
     present = counts > 0
     origin = np.asarray(offset, np.int64)
@@ -85,9 +91,33 @@ def _chunk_statistics(table, count, offset):
     return {"counts": counts, "sums": sums, "minima": minima, "maxima": maxima[:, :ndim]}
 
 
-def _label_chunk(block, offset, shape, connectivity, binary_image, device, algorithm, threads,
-                 statistics):
-    """Labels one chunk: (uint32 local labels, the chunk's summary, its statistics or None)."""
+# Per worker thread: its CUDA stream (its chunks' copies and kernels overlap those of the other
+# threads, and CuPy's pool reuses memory per stream) and its pinned buffer for the final labels.
+_thread = threading.local()
+
+
+def _resident_gpu(device):
+    """CuPy where this worker labels its chunks on its GPU, else None (a CPU worker, or no
+    CuPy). On a GPU a chunk's local labels stay on the device: its summary is taken there, and
+    for the final labels the chunk is labeled again from its input, which is held between the
+    phases instead of the labels (a quarter of their bytes for a mask, none copied back)."""
+    if device == "cpu":
+        return None
+    import volccl
+
+    if not volccl.cuda_available():
+        return None
+    try:
+        import cupy
+    except ImportError:
+        return None
+    if getattr(_thread, "stream", None) is None:
+        _thread.stream = cupy.cuda.Stream(non_blocking=True)
+    return cupy
+
+
+def _label_block(block, connectivity, binary_image, device, algorithm, threads, statistics):
+    """volccl.connected_components of one chunk: (labels, count, statistics table or None)."""
     import volccl
 
     options = {} if binary_image is None else {"binary_image": binary_image}
@@ -96,18 +126,77 @@ def _label_chunk(block, offset, shape, connectivity, binary_image, device, algor
                                          device=device, algorithm=algorithm, threads=threads,
                                          statistics=statistics, no_slice_conversion=True,
                                          **options)
-    labels, count = result[0], result[1]
-    if hasattr(labels, "get"):  # a CuPy chunk: the merge works on the host
-        labels = labels.get()
-    labels = np.asarray(labels)
+    return result[0], int(result[1]), result[2] if statistics else None
+
+
+def _label_chunk(block, offset, shape, connectivity, binary_image, device, algorithm, threads,
+                 statistics):
+    """Labels one chunk: (uint32 local labels or None, the chunk's summary, its statistics or
+    None, and on a GPU worker what labels it again: its input and the labeling's options)."""
     values = None
     if binary_image is False:
         # Neighbours across a boundary join only when their values are equal, as inside.
-        values = block.get() if hasattr(block, "get") else np.asarray(block)
-    summary = merge.chunk_summary(labels, int(count), values, offset, shape)
+        values = _host(block)
+    cupy = _resident_gpu(device)
+    if cupy is None:
+        labels, count, table = _label_block(block, connectivity, binary_image, device, algorithm,
+                                            threads, statistics)
+        labels = _host(labels)
+        summary = merge.chunk_summary(labels, count, values, offset, shape)
+        again = None
+    else:
+        with _thread.stream:
+            labels, count, table = _label_block(cupy.asarray(block), connectivity, binary_image,
+                                                device, algorithm, threads, statistics)
+            summary = merge.chunk_summary(labels, count, values, offset, shape,
+                                          stream=_thread.stream.ptr)
+        labels = None
+        again = (block, connectivity, binary_image, device, algorithm)
     # Apart from the summary, which the neighbours fetch.
-    chunk_statistics = _chunk_statistics(result[2], int(count), offset) if statistics else None
-    return labels, summary, chunk_statistics
+    chunk_statistics = _chunk_statistics(table, count, offset) if statistics else None
+    return labels, summary, chunk_statistics, again
+
+
+def _with_local_labels(labeled, function):
+    """function(the chunk's local labels): those held, or on a GPU worker the chunk labeled
+    again on the device, within the thread's stream."""
+    labels, again = labeled[0], labeled[3]
+    if labels is not None:
+        return function(labels)
+    block, connectivity, binary_image, device, algorithm = again
+    cupy = _resident_gpu(device)
+    with _thread.stream:
+        labels = _label_block(cupy.asarray(block), connectivity, binary_image, device, algorithm,
+                              0, False)[0]
+        return function(labels)
+
+
+def _final_values(local, table, device_table=None):
+    """table[local] as C-contiguous uint64 labels in host memory, or None where local is
+    background only. With local on a GPU (device_table: the table there) the gather runs on the
+    device and the labels come back through the thread's pinned buffer, valid until its next
+    use."""
+    if device_table is None:
+        values = np.empty(local.shape, np.uint64)
+        return values if _volccl.relabel_into(local, table, values) else None
+    if not bool(local.any()):
+        return None
+    final = device_table[local]
+    pinned = getattr(_thread, "pinned", None)
+    if pinned is None or pinned.size < final.size:
+        import cupyx
+
+        pinned = _thread.pinned = cupyx.empty_pinned(final.size, np.uint64)
+    values = pinned[:final.size].reshape(final.shape)
+    final.get(stream=_thread.stream, out=values)
+    return values
+
+
+def _device_table(local, table):
+    """The table on local's GPU when local is a CuPy array, else None."""
+    if not hasattr(local, "__cuda_array_interface__"):
+        return None
+    return sys.modules["cupy"].asarray(table)
 
 
 def _get(container, index):
@@ -116,7 +205,7 @@ def _get(container, index):
 
 def _chunk_label_statistics(labeled, opened, open_ranks, ranks, label_offset):
     """A chunk's statistics keyed by final label: (labels, counts, sums, minima, maxima)."""
-    _, summary, stats = labeled
+    summary, stats = labeled[1], labeled[2]
     table = merge.chunk_table(summary, opened, open_ranks, ranks, label_offset)
     return _group_statistics(table, stats["counts"], stats["sums"], stats["minima"],
                              stats["maxima"])
@@ -208,14 +297,21 @@ def _ranks_and_up(summary, opened, plane_before, row_before, chunk_before):
 
 
 def _final_labels(labeled, opened, open_ranks, ranks, label_offset):
-    summary = labeled[1]
-    return merge.chunk_table(summary, opened, open_ranks, ranks, label_offset)[labeled[0]]
+    table = merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset)
+
+    def gather(local):
+        device_table = _device_table(local, table)
+        if device_table is None:
+            return table[local]
+        return device_table[local].get(stream=_thread.stream)
+
+    return _with_local_labels(labeled, gather)
 
 
-def _write_final_labels(writer, offset, labeled, opened, open_ranks, ranks, label_offset):
-    writer(labeled[0], merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset),
-           offset)
-    return np.zeros((1,) * labeled[0].ndim, np.uint8)
+def _write_final_labels(writer, offset, rows, labeled, opened, open_ranks, ranks, label_offset):
+    table = merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset)
+    _with_local_labels(labeled, lambda local: writer(local, table, offset, rows))
+    return np.zeros(1, np.uint8)
 
 
 class _ZarrLabelWriter:
@@ -225,20 +321,37 @@ class _ZarrLabelWriter:
     copies it into a fresh chunk nor compares it with the fill value; a Zarr chunk of background
     only is not written, and reads back as the fill value 0. `chunks`: the Zarr chunk shape
     over the labels' axes; `dropped`: the axes of length 1 the target has and the labels do
-    not (OME-Zarr's time and channel)."""
+    not (OME-Zarr's time and channel).
+
+    A chunk is written in up to MOST_PARTS tasks, each a slab of its Zarr chunks along the
+    first axis: where there are about as many chunks as worker threads, one task per chunk
+    leaves every thread waiting for the slowest; on a GPU worker each task labels the chunk
+    again, which costs far less than the writing."""
+
+    MOST_PARTS = 4
 
     def __init__(self, target, chunks, dropped):
         self.target = target
         self.chunks = tuple(chunks)
         self.dropped = tuple(dropped)
 
-    def __call__(self, local, table, offset):
-        for start in itertools.product(*(range(0, side, size)
-                                         for side, size in zip(local.shape, self.chunks))):
+    def parts(self, side):
+        """The row ranges (start, stop) along the first axis of a chunk of that side that its
+        tasks write, each a whole number of Zarr chunks."""
+        slabs = -(-side // self.chunks[0])
+        per_part = -(-slabs // min(slabs, self.MOST_PARTS))
+        step = per_part * self.chunks[0]
+        return [(start, min(side, start + step)) for start in range(0, side, step)]
+
+    def __call__(self, local, table, offset, rows):
+        device_table = _device_table(local, table)
+        ranges = [range(*rows, self.chunks[0])] + [
+            range(0, side, size) for side, size in zip(local.shape[1:], self.chunks[1:])]
+        for start in itertools.product(*ranges):
             within = tuple(slice(s, s + size) for s, size in zip(start, self.chunks))
             piece = local[within]
-            values = np.empty(piece.shape, np.uint64)
-            if not _volccl.relabel_into(piece, table, values):
+            values = _final_values(piece, table, device_table)
+            if values is None:
                 continue
             region = [slice(o + s.start, o + s.start + n)
                       for o, s, n in zip(offset, within, piece.shape)]
@@ -280,9 +393,9 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
 def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=None,
                 device="auto", algorithm="auto", threads=0, writer=None):
     """(labels, N, statistics or None) as connected_components describes them; with a writer,
-    each chunk's final labels go to writer(local labels, final label table, chunk offset) in
-    the chunk's own task and `labels` is instead an array of one zero byte per chunk, computed
-    when they are all written."""
+    each chunk's final labels go to writer(local labels, final label table, chunk offset, rows)
+    in one task for each row range of writer.parts(the chunk's first side), and `labels` is
+    instead a 1-D array of one zero byte per task, computed when they are all written."""
     _require_dask()
     import dask.array as da
     from dask.base import tokenize
@@ -363,7 +476,11 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
             if all(0 <= i < n for i, n in zip(other, grid)):
                 near_steps.append(step)
                 near_indices.append(other)
-                near_summaries.append(key("summary", other))
+                # A neighbour fetches the one boundary plane it reads, not all of them.
+                axis, side = merge.facing_plane(step)
+                face = key(f"face{axis}-{side}", other)
+                first.setdefault(face, (merge.face_view, key("summary", other), axis, side))
+                near_summaries.append(face)
         first[key("state0", index)] = (merge.leaf_state, key("summary", index), index,
                                        near_steps, near_indices, near_summaries, rank)
     for level in range(1, top + 1):
@@ -435,16 +552,22 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
                                                         "up")
     open_ranks = pass_down(second, "down-ranks", merge.down_ranks,
                            lambda level, node: (key(f"up-ranks{level}", node),))
+    written = 0
     for index in indices:
-        finish = (_final_labels,) if writer is None else (
-            _write_final_labels, writer, offsets[index])
-        second[(out_name,) + index] = finish + (key("chunk", index), opened(index),
-                                                open_ranks[index], ranks(index), label_offset)
+        merged = (key("chunk", index), opened(index), open_ranks[index], ranks(index),
+                  label_offset)
+        if writer is None:
+            second[(out_name,) + index] = (_final_labels,) + merged
+            continue
+        for rows in writer.parts(chunks[0][index[0]]):
+            second[(out_name, written)] = (_write_final_labels, writer, offsets[index],
+                                           rows) + merged
+            written += 1
     graph = HighLevelGraph.from_collections(out_name, second, dependencies=[total])
     if writer is None:
         labels = da.Array(graph, out_name, chunks=chunks, dtype=np.uint64)
     else:
-        labels = da.Array(graph, out_name, chunks=tuple((1,) * n for n in grid), dtype=np.uint8)
+        labels = da.Array(graph, out_name, chunks=((1,) * written,), dtype=np.uint8)
 
     table = None
     if statistics:

@@ -73,4 +73,10 @@ LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t*
 DeviceMoments measure(const std::uint32_t* device_labels, Extent3 extent,
                       std::uint32_t component_count, void* stream = nullptr);
 
+// The flat index of each label's first voxel into `first` (host memory, `count` elements), for
+// labels in device memory numbered 1..count in raster order of their first voxels, as label()
+// numbers them. Waits for the stream; throws InvalidArgument for labels not so numbered.
+void first_voxels(const std::uint32_t* device_labels, Extent3 extent, std::uint32_t count,
+                  std::int64_t* first, void* stream = nullptr);
+
 }  // namespace volccl::cuda
