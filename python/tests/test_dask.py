@@ -331,12 +331,8 @@ def test_label_zarr_irregular_chunks_and_chunks_of_background(client, rng, tmp_p
     foreground = {index for index in np.ndindex(5, 5, 4)
                   if mask[tuple(slice(4 * i, 4 * i + 4) for i in index)].any()}
     assert written == foreground and (0, 1, 2) in written and (1, 1, 2) not in written
-    # Dask chunks of five Zarr chunks along the first axis: each written by three tasks, of
-    # two, two and one Zarr chunks.
+    # Dask chunks of five Zarr chunks along the first axis.
     write_zarr(tmp_path / "thin.zarr", mask, (2, 4, 4))
-    writer = vdask._ZarrLabelWriter(None, (2, 4, 4), ())
-    assert writer.parts(10) == [(0, 4), (4, 8), (8, 10)]
-    assert writer.parts(3) == [(0, 2), (2, 3)] and writer.parts(1) == [(0, 1)]
     vdask.label_zarr(tmp_path / "thin.zarr", tmp_path / "out.zarr", connectivity=18,
                      chunks=(10, 8, 8), overwrite=True, client=client)
     out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
@@ -463,6 +459,18 @@ def test_worker_killed_mid_run_gives_the_same_labels(client, rng):
     np.testing.assert_array_equal(result, scipy_reference(mask, 26)[0])
     client.wait_for_workers(3, timeout=60)
     assert pids[victim] not in client.run(os.getpid).values()
+
+
+def test_chunk_labeled_on_a_gpu_and_written_on_a_cpu_worker(rng):
+    # A chunk result that Dask moved from a GPU worker (labels None, its input kept) to a
+    # worker without a GPU is labeled again there on the CPU, with the same labels.
+    for shape, connectivity in [((9, 10, 11), 26), ((13, 7), 4)]:
+        block = random_mask(rng, shape, 0.4)
+        labeled = vdask._label_chunk(block, (0,) * len(shape), shape, connectivity, None, "cpu",
+                                     "auto", 0, False)
+        moved = (None, labeled[1], None, (block, connectivity, None, "cpu", "auto"))
+        np.testing.assert_array_equal(vdask._with_local_labels(moved, lambda local: local),
+                                      labeled[0])
 
 
 def _gpu_and_cupy():

@@ -165,6 +165,10 @@ def _with_local_labels(labeled, function):
         return function(labels)
     block, connectivity, binary_image, device, algorithm = again
     cupy = _resident_gpu(device)
+    if cupy is None:
+        # The chunk moved to a worker without a GPU: its CPU gives the same labels.
+        return function(_host(_label_block(_host(block), connectivity, binary_image, "cpu",
+                                           "auto", 0, False)[0]))
     with _thread.stream:
         labels = _label_block(cupy.asarray(block), connectivity, binary_image, device, algorithm,
                               0, False)[0]
@@ -308,10 +312,10 @@ def _final_labels(labeled, opened, open_ranks, ranks, label_offset):
     return _with_local_labels(labeled, gather)
 
 
-def _write_final_labels(writer, offset, rows, labeled, opened, open_ranks, ranks, label_offset):
+def _write_final_labels(writer, offset, labeled, opened, open_ranks, ranks, label_offset):
     table = merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset)
-    _with_local_labels(labeled, lambda local: writer(local, table, offset, rows))
-    return np.zeros(1, np.uint8)
+    _with_local_labels(labeled, lambda local: writer(local, table, offset))
+    return np.zeros((1,) * len(labeled[1]["shape"]), np.uint8)
 
 
 class _ZarrLabelWriter:
@@ -321,33 +325,17 @@ class _ZarrLabelWriter:
     copies it into a fresh chunk nor compares it with the fill value; a Zarr chunk of background
     only is not written, and reads back as the fill value 0. `chunks`: the Zarr chunk shape
     over the labels' axes; `dropped`: the axes of length 1 the target has and the labels do
-    not (OME-Zarr's time and channel).
-
-    A chunk is written in up to MOST_PARTS tasks, each a slab of its Zarr chunks along the
-    first axis: where there are about as many chunks as worker threads, one task per chunk
-    leaves every thread waiting for the slowest; on a GPU worker each task labels the chunk
-    again, which costs far less than the writing."""
-
-    MOST_PARTS = 4
+    not (OME-Zarr's time and channel)."""
 
     def __init__(self, target, chunks, dropped):
         self.target = target
         self.chunks = tuple(chunks)
         self.dropped = tuple(dropped)
 
-    def parts(self, side):
-        """The row ranges (start, stop) along the first axis of a chunk of that side that its
-        tasks write, each a whole number of Zarr chunks."""
-        slabs = -(-side // self.chunks[0])
-        per_part = -(-slabs // min(slabs, self.MOST_PARTS))
-        step = per_part * self.chunks[0]
-        return [(start, min(side, start + step)) for start in range(0, side, step)]
-
-    def __call__(self, local, table, offset, rows):
+    def __call__(self, local, table, offset):
         device_table = _device_table(local, table)
-        ranges = [range(*rows, self.chunks[0])] + [
-            range(0, side, size) for side, size in zip(local.shape[1:], self.chunks[1:])]
-        for start in itertools.product(*ranges):
+        for start in itertools.product(*(range(0, side, size)
+                                         for side, size in zip(local.shape, self.chunks))):
             within = tuple(slice(s, s + size) for s, size in zip(start, self.chunks))
             piece = local[within]
             values = _final_values(piece, table, device_table)
@@ -393,9 +381,9 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
 def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=None,
                 device="auto", algorithm="auto", threads=0, writer=None):
     """(labels, N, statistics or None) as connected_components describes them; with a writer,
-    each chunk's final labels go to writer(local labels, final label table, chunk offset, rows)
-    in one task for each row range of writer.parts(the chunk's first side), and `labels` is
-    instead a 1-D array of one zero byte per task, computed when they are all written."""
+    each chunk's final labels go to writer(local labels, final label table, chunk offset) in
+    the chunk's own task and `labels` is instead an array of one zero byte per chunk, computed
+    when they are all written."""
     _require_dask()
     import dask.array as da
     from dask.base import tokenize
@@ -552,22 +540,16 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
                                                         "up")
     open_ranks = pass_down(second, "down-ranks", merge.down_ranks,
                            lambda level, node: (key(f"up-ranks{level}", node),))
-    written = 0
     for index in indices:
-        merged = (key("chunk", index), opened(index), open_ranks[index], ranks(index),
-                  label_offset)
-        if writer is None:
-            second[(out_name,) + index] = (_final_labels,) + merged
-            continue
-        for rows in writer.parts(chunks[0][index[0]]):
-            second[(out_name, written)] = (_write_final_labels, writer, offsets[index],
-                                           rows) + merged
-            written += 1
+        finish = (_final_labels,) if writer is None else (
+            _write_final_labels, writer, offsets[index])
+        second[(out_name,) + index] = finish + (key("chunk", index), opened(index),
+                                                open_ranks[index], ranks(index), label_offset)
     graph = HighLevelGraph.from_collections(out_name, second, dependencies=[total])
     if writer is None:
         labels = da.Array(graph, out_name, chunks=chunks, dtype=np.uint64)
     else:
-        labels = da.Array(graph, out_name, chunks=((1,) * written,), dtype=np.uint8)
+        labels = da.Array(graph, out_name, chunks=tuple((1,) * n for n in grid), dtype=np.uint8)
 
     table = None
     if statistics:
