@@ -1,5 +1,6 @@
 // What the CPU labelers share: a minimal fork-join loop, which splits [0, count) into contiguous
-// chunks, one per worker thread, and returns when all are done; and the frame of one labeling.
+// chunks, one per worker thread (the calling thread and threads of a pool kept for the process),
+// and returns when all are done; and the frame of one labeling.
 #pragma once
 
 #include <cstdint>
