@@ -109,6 +109,31 @@ TEST(RtsSlabs, SnakesAndFullVolumesAcrossBorders) {
   }
 }
 
+// Dense rows of short runs are written in stretches of one label through the foreground bits:
+// rows of alternating voxels around a long run that fills whole 64-voxel words, beside rows of
+// other labels, in images and volumes, with and without statistics.
+TEST(RtsSlabs, StretchesOfShortRunsAcrossWholeWords) {
+  for (const Extent3 extent : {Extent3{300, 9, 1}, Extent3{301, 5, 4}}) {
+    Volume volume{extent, std::vector<std::uint8_t>(extent.voxel_count(), 0)};
+    for (std::uint64_t row = 0; row < std::uint64_t{extent.y} * extent.z; ++row) {
+      std::uint8_t* voxels = volume.voxels.data() + row * extent.x;
+      for (std::uint32_t x = 0; x < extent.x; ++x) {
+        const bool alternating = x < 64 || x >= 200;
+        voxels[x] = alternating ? (x + row) % 2 == 0 : x < 199 || row % 3 != 0;
+      }
+      if (row % 4 == 3) voxels[7] = voxels[8] = voxels[9] = 0;  // runs of other labels
+    }
+    for (int connectivity : connectivities_of(extent)) {
+      for (unsigned threads : kThreadCounts) {
+        ASSERT_TRUE(matches_reference(volume, rts_options(connectivity, threads)))
+            << extent.to_string() << ", " << connectivity << ", " << threads;
+        ASSERT_TRUE(measures_like_the_reference(volume, rts_options(connectivity, threads)))
+            << "with statistics: " << extent.to_string() << ", " << connectivity << ", " << threads;
+      }
+    }
+  }
+}
+
 // --- pairs of rows (kernels/rts_pair_scan.h)
 // ------------------------------------------------------
 
