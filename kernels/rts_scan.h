@@ -168,15 +168,12 @@ inline void write_masked(std::uint32_t* out, const std::uint64_t* bits, std::uin
   const __m128i lanes = _mm_setr_epi32(1, 2, 4, 8);
   const __m128i value = _mm_set1_epi32(static_cast<int>(label));
   while (x + 4 <= end) {
-    // Whole words of foreground or of background as plain fills: long runs stay as fast as
-    // the fill of a single run.
-    if ((x & 63) == 0 && x + 64 <= end) {
-      const std::uint64_t word = bits[x >> 6];
-      if (word == ~std::uint64_t{0} || word == 0) {
-        std::fill(out + x, out + x + 64, word == 0 ? 0u : label);
-        x += 64;
-        continue;
-      }
+    // Whole words of foreground as plain fills: long runs stay as fast as the fill of a
+    // single run.
+    if ((x & 63) == 0 && x + 64 <= end && bits[x >> 6] == ~std::uint64_t{0}) {
+      std::fill(out + x, out + x + 64, label);
+      x += 64;
+      continue;
     }
     // x is a multiple of 4, so its four bits lie in one word.
     const auto nibble = static_cast<int>((bits[x >> 6] >> (x & 63)) & 15u);
@@ -655,6 +652,9 @@ class RunScan {
   // The longest mean run of a row that the labels' writing takes in stretches: longer runs lose
   // less to the per-run fill's mispredicted exit than the masked writing costs them.
   static constexpr std::uint32_t kShortRun = 16;
+  // The least share of a row's voxels, in twentieths, that its runs cover for the writing to take
+  // stretches: below it the foreground does not percolate and runs of one label are far apart.
+  static constexpr std::uint32_t kDenseTwentieths = 11;
 
   RunScan(const Voxels& voxels, Extent3 extent, int connectivity, unsigned threads)
       : voxels_(voxels),
@@ -736,7 +736,7 @@ class RunScan {
             const std::uint32_t y = row % grid_.ny;
             const std::uint32_t z = row / grid_.ny;
             // The row is cleared whole first: random rows have gaps of a few voxels
-            // between runs. In a mask's rows over 55 % foreground in short runs, runs
+            // between runs. In a mask's dense rows of short runs (in_stretches), runs
             // of one label a few voxels apart are then written as one stretch, gaps
             // and all, from the foreground bits: there most runs share a label (the
             // foreground percolates), and a loop per run mispredicts its exit at
@@ -758,8 +758,7 @@ class RunScan {
                 }
               }
             };
-            const std::uint32_t voxels = covered(runs);
-            if (kValued || 20 * voxels <= 11 * grid_.nx || voxels > kShortRun * runs.size()) {
+            if (!in_stretches(runs)) {
               label_runs([&](std::size_t, const Run& run, std::uint32_t label) {
                 // The bounds in locals: a loop over out[x] would reload them at
                 // every store.
@@ -799,11 +798,12 @@ class RunScan {
     return bits_.get() + std::uint64_t{row} * bits_per_row_;
   }
   std::uint64_t* starts(std::uint32_t row) { return foreground(row) + grid_.words_per_row; }
-  // The voxels a row's runs cover.
-  static std::uint32_t covered(const std::vector<Run>& runs) {
-    std::uint32_t voxels = 0;
-    for (const Run& run : runs) voxels += run.end - run.begin;
-    return voxels;
+  // Whether the labels' writing takes a row's runs in stretches: a mask's dense row of short runs.
+  bool in_stretches(const std::vector<Run>& runs) const {
+    if constexpr (kValued) return false;
+    std::uint32_t covered = 0;
+    for (const Run& run : runs) covered += run.end - run.begin;
+    return 20 * covered > kDenseTwentieths * grid_.nx && covered <= kShortRun * runs.size();
   }
 
   // The runs of a row, from its bits: a run ends where the foreground stops or another starts.

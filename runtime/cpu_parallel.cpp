@@ -38,14 +38,13 @@ struct Job {
   std::uint64_t chunks;
   std::atomic<std::uint64_t> next{0};
   std::vector<std::exception_ptr> errors;
-  std::uint64_t finished = 0;  // chunks done; the pool's mutex guards it and `holders`
-  unsigned holders = 0;        // pool threads inside the job
+  unsigned holders = 0;  // pool threads inside the job, under the pool's mutex
 };
 
 // Threads started once per process and kept, waiting for work, so that a labeling's steps do not
-// each start and join threads (about 0.1 ms a step on a 2-core VM, a tenth of labeling a 2048²
-// image). A caller runs chunks of its own job too, and waits only for its own chunks: calls from
-// several threads at once, or from inside a job, finish even when every pool thread is busy.
+// each start and join threads, which costs as much as labeling a small image. A caller runs
+// chunks of its own job too, and waits only for its own job: calls from several threads at once,
+// or from inside a job, finish even when every pool thread is busy.
 class WorkerPool {
  public:
   static WorkerPool& instance() {
@@ -73,9 +72,11 @@ class WorkerPool {
     }
     work_.notify_all();
     run_chunks(job);
+    // Every chunk is taken now, by this thread or by a holder: once the tickets left are gone
+    // and the holders are out, the job is done.
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.erase(std::remove(queue_.begin(), queue_.end(), &job), queue_.end());
-    done_.wait(lock, [&] { return job.finished == job.chunks && job.holders == 0; });
+    done_.wait(lock, [&] { return job.holders == 0; });
   }
 
  private:
@@ -108,8 +109,6 @@ class WorkerPool {
       } catch (...) {
         job.errors[chunk] = std::current_exception();
       }
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (++job.finished == job.chunks) done_.notify_all();
     }
   }
 

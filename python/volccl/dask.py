@@ -167,8 +167,8 @@ def _with_local_labels(labeled, function):
     cupy = _resident_gpu(device)
     if cupy is None:
         # The chunk moved to a worker without a GPU: its CPU gives the same labels.
-        return function(_host(_label_block(_host(block), connectivity, binary_image, "cpu",
-                                           "auto", 0, False)[0]))
+        return function(_label_block(_host(block), connectivity, binary_image, "cpu", "auto", 0,
+                                     False)[0])
     with _thread.stream:
         labels = _label_block(cupy.asarray(block), connectivity, binary_image, device, algorithm,
                               0, False)[0]
