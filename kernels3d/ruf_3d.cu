@@ -4,7 +4,9 @@
 // the runs' counts along the row with shuffles, and a block a tile of rows, united in shared
 // memory; Merge takes a thread per word (or part of one), Compression half a warp per row,
 // FinalLabeling a thread per four voxels. With statistics, the Late pass over the runs
-// (ruf_statistics_3d.cu) runs before the runs are freed.
+// (ruf_statistics_3d.cu) runs before the runs are freed. A label map's words (foreground, where
+// its runs begin, which neighbours have a voxel's value) come first from a warp per word, a voxel
+// a lane, so that its values are read once, in whole lines.
 #include <cstdint>
 
 #include "kernels3d/ruf_logic_3d.h"
@@ -12,10 +14,12 @@
 #include "runtime/cuda_support.cuh"
 #include "runtime/labeler.h"
 #include "runtime/late_moments.h"
+#include "runtime/voxel_input.h"
 
 namespace volccl::detail {
 namespace {
 
+using kernels3d::JoinWords;
 using kernels3d::RowWord;
 using kernels3d::RunGrid;
 using kernels3d::RunTiling;
@@ -26,20 +30,106 @@ constexpr std::uint32_t kThreads = 256;
 constexpr std::uint32_t kInitThreads = kernels3d::kInitThreads;
 static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's tiles assume warps of 32 lanes");
 
+// What Initialization reads of each word: a mask's foreground and run starts, made from its bytes.
+struct MaskInput {
+  using Runs = kernels3d::MaskRuns;
+  static constexpr bool kLabelMap = false;
+  const std::uint8_t* mask;
+  __device__ std::uint32_t foreground(const RunGrid& grid, std::uint32_t row,
+                                      std::uint32_t w) const {
+    return kernels3d::mask_word(mask, grid, row, w);
+  }
+  __device__ std::uint32_t starts(std::uint32_t foreground, bool before, std::uint64_t) const {
+    return kernels3d::run_starts(foreground, before);
+  }
+  __host__ __device__ Runs runs(const RowWord* words, const std::uint32_t*) const {
+    return {words};
+  }
+};
+
+// A label map's, from make_label_map_words: the foreground in the words Initialization then
+// rewrites, the starts, the joins.
+template <int Connectivity>
+struct LabelMapInput {
+  using Runs = kernels3d::LabelMapRuns<Connectivity>;
+  static constexpr bool kLabelMap = true;
+  const RowWord* made;
+  const std::uint32_t* run_starts;
+  const JoinWords<Connectivity>* joins;
+  __device__ std::uint32_t foreground(const RunGrid& grid, std::uint32_t row,
+                                      std::uint32_t w) const {
+    return made[std::uint64_t{row} * grid.words_x + w].foreground;
+  }
+  __device__ std::uint32_t starts(std::uint32_t, bool, std::uint64_t word) const {
+    return run_starts[word];
+  }
+  __host__ __device__ Runs runs(const RowWord* words, const std::uint32_t* starts_of) const {
+    return {words, starts_of, joins};
+  }
+};
+
+// A warp per row of a label map, a lane per voxel of a word: each word's bits by ballots, the
+// words of a batch loaded together; the carry of a word from the last lane of the word before.
+constexpr std::uint32_t kWordsPerBatch = 4;
+
+template <int Connectivity, class Voxels>
+__global__ void make_label_map_words(Voxels voxels, RunGrid grid, Divisor by_ny, RowWord* words,
+                                     std::uint32_t* starts, JoinWords<Connectivity>* joins) {
+  constexpr int kKinds = kernels3d::join_kinds(Connectivity);
+  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const auto row = static_cast<std::uint32_t>(thread / kWarp);
+  if (row >= grid.rows) return;  // whole warps
+  const std::uint32_t lane = threadIdx.x % kWarp;
+  const std::uint32_t z = by_ny.quotient(row), y = row - z * grid.ny;
+  const std::uint64_t first_word = std::uint64_t{row} * grid.words_x;
+  std::uint32_t carry = 0;
+  for (std::uint32_t w0 = 0; w0 < grid.words_x; w0 += kWordsPerBatch) {
+    kernels3d::LabelMapVoxelBits bits[kWordsPerBatch];
+    VOLCCL_UNROLL
+    for (std::uint32_t b = 0; b < kWordsPerBatch; ++b) {
+      const std::uint32_t x = (w0 + b) * kernels3d::kWordVoxels + lane;
+      if (x < grid.nx) bits[b] = kernels3d::label_map_voxel<kKinds>(voxels, grid, x, y, z);
+    }
+    VOLCCL_UNROLL
+    for (std::uint32_t b = 0; b < kWordsPerBatch; ++b) {
+      if (w0 + b >= grid.words_x) break;
+      const std::uint32_t foreground = __ballot_sync(kFullWarp, bits[b].foreground);
+      const std::uint32_t run_starts = __ballot_sync(kFullWarp, bits[b].starts);
+      JoinWords<Connectivity> made;
+      VOLCCL_UNROLL
+      for (int kind = 0; kind < kKinds; ++kind) {
+        made.bits[kind] = __ballot_sync(kFullWarp, ((bits[b].joins >> kind) & 1u) != 0);
+      }
+      made.carry = carry;
+      const std::uint64_t word = first_word + w0 + b;
+      if (lane == 0) words[word] = {foreground, 0};
+      if (lane == 1) starts[word] = run_starts;
+      if (lane == 2) joins[word] = made;
+      constexpr std::uint32_t kCarried = (1u << kernels3d::carried_kinds(Connectivity)) - 1;
+      carry = __shfl_sync(kFullWarp, bits[b].joins, kWarp - 1) & kCarried;
+    }
+  }
+}
+
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
 // previous round), the runs before it by an inclusive scan of the counts over the group. A block
 // holds a tile of rows (RunTiling): their words and run slots go to shared memory, where the
 // block makes the tile's Unions, and each run's slot in the volume gets its root in the tile.
 // Without a tile in shared memory (rows of more than a warp's words) a block takes consecutive
-// rows and every run is its own root. The blocks also zero the root ranking (`clear`).
-template <int Connectivity>
+// rows and every run is its own root. The blocks also zero the root ranking (`clear`). A label
+// map's tile keeps its starts too, and its slots, twice a mask's, in dynamic shared memory
+// (kLabelMapTileSlots, over the static limit).
+template <int Connectivity, class Input>
 __global__ void __launch_bounds__(kInitThreads)
-    initialize(const std::uint8_t* mask, RunGrid grid, RunTiling tiling, int log2_lanes,
-               ClearSpan clear, RowWord* words, std::uint32_t* parents) {
+    initialize(Input input, RunGrid grid, RunTiling tiling, int log2_lanes, ClearSpan clear,
+               RowWord* words, std::uint32_t* starts, std::uint32_t* parents) {
   zero_by_grid(clear);
   __shared__ RowWord tile_words[kInitThreads];
-  __shared__ std::uint32_t tile_parents[kernels3d::kTileSlots];
+  __shared__ std::uint32_t tile_starts[Input::kLabelMap ? kInitThreads : 1];
+  __shared__ std::uint32_t mask_tile_parents[Input::kLabelMap ? 1 : kernels3d::kTileSlots];
+  extern __shared__ std::uint32_t label_map_tile_parents[];
+  std::uint32_t* const tile_parents = Input::kLabelMap ? label_map_tile_parents : mask_tile_parents;
   const std::uint32_t lanes = 1u << log2_lanes;
   const std::uint32_t lane = threadIdx.x & (lanes - 1), row_in_block = threadIdx.x >> log2_lanes;
   const bool tiled = tiling.in_shared_memory();
@@ -62,11 +152,13 @@ __global__ void __launch_bounds__(kInitThreads)
   for (std::uint32_t round = 0; round < grid.words_x; round += lanes) {
     const std::uint32_t w = round + lane;
     const bool has_word = inside && w < grid.words_x;
-    const std::uint32_t foreground = has_word ? kernels3d::mask_word(mask, grid, row, w) : 0;
+    const std::uint64_t word_index = std::uint64_t{row} * grid.words_x + w;
+    const std::uint32_t foreground = has_word ? input.foreground(grid, row, w) : 0;
     const std::uint32_t previous = __shfl_up_sync(kFullWarp, foreground, 1, lanes);
     const bool word_before = lane > 0 ? (previous >> 31) != 0 : before;
-    const std::uint32_t starts = kernels3d::run_starts(foreground, word_before);
-    const std::uint32_t count = popcount(starts);
+    const std::uint32_t word_starts =
+        has_word ? input.starts(foreground, word_before, word_index) : 0;
+    const std::uint32_t count = popcount(word_starts);
     std::uint32_t inclusive = count;
     for (std::uint32_t distance = 1; distance < lanes; distance <<= 1) {
       const std::uint32_t up = __shfl_up_sync(kFullWarp, inclusive, distance, lanes);
@@ -75,8 +167,9 @@ __global__ void __launch_bounds__(kInitThreads)
     const RowWord word =
         kernels3d::make_row_word(foreground, runs + inclusive - count, word_before);
     if (has_word) {
-      words[std::uint64_t{row} * grid.words_x + w] = word;
+      words[word_index] = word;
       if (tiled) tile_words[row_in_block * grid.words_x + w] = word;
+      if (tiled && Input::kLabelMap) tile_starts[row_in_block * grid.words_x + w] = word_starts;
     }
     // The round's runs have consecutive keys: the group makes them roots by strided stores, so
     // that its lanes' stores are contiguous.
@@ -96,8 +189,9 @@ __global__ void __launch_bounds__(kInitThreads)
   if (inside && lane < grid.words_x) {
     kernels3d::RowViews views;
     const std::uint32_t rows = kernels3d::contacts_in_tile<Connectivity>(
-        grid, tiling, tile_words, row_in_block, at, lane, views);
-    kernels3d::RunUnions<Connectivity, kernels3d::TileForest>{{tile_parents}}(views, rows);
+        grid, tiling, input.runs(tile_words, tile_starts), row_in_block, at, lane, views);
+    kernels3d::RunUnions<Connectivity, kernels3d::TileForest, Input::kLabelMap>{{tile_parents}}(
+        views, rows);
   }
   __syncthreads();
   for (std::uint32_t k = lane; inside && k < runs; k += lanes) {
@@ -114,9 +208,9 @@ struct MergeLaunch {
 };
 
 // Merge: the Unions between tiles, a thread per word or per part of one (`columns`).
-template <int Connectivity>
-__global__ void merge(RunGrid grid, RunTiling tiling, MergeLaunch launch, int log2_parts,
-                      const RowWord* words, std::uint32_t* parents) {
+template <int Connectivity, class Runs>
+__global__ void merge(RunGrid grid, RunTiling tiling, MergeLaunch launch, int log2_parts, Runs runs,
+                      std::uint32_t* parents) {
   wait_for_previous_kernel();
   const std::uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t index = thread >> log2_parts;
@@ -130,9 +224,10 @@ __global__ void merge(RunGrid grid, RunTiling tiling, MergeLaunch launch, int lo
   const std::uint32_t columns = width == 32 ? ~0u : ((1u << width) - 1) << (part * width);
   kernels3d::RowViews views;
   const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
-      words, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, index - slot * grid.words_x, columns,
+      runs, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, index - slot * grid.words_x, columns,
       views);
-  kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows, columns);
+  kernels3d::RunUnions<Connectivity, kernels3d::RunForest, Runs::kLabelMap>{{parents}}(views, rows,
+                                                                                       columns);
 }
 
 // A thread per four voxels of a row, (nx + 3) / 4 a row (no more than the voxels), `rows` rows a
@@ -160,23 +255,25 @@ __device__ QuadOfThread quad_of_thread(const QuadLaunch& launch, std::uint32_t i
 constexpr std::uint32_t kCompressLanes = 16;
 constexpr int kRunsPerLane = 4;
 
-__global__ void compress(RunGrid grid, const RowWord* words, std::uint32_t* parents,
+template <class Runs>
+__global__ void compress(RunGrid grid, Runs runs, std::uint32_t* parents,
                          std::uint32_t* root_bitmap) {
   wait_for_previous_kernel();
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint32_t lane = threadIdx.x % kWarp, group_lane = lane % kCompressLanes;
   const bool inside = thread / kCompressLanes < grid.rows;
   const auto row = static_cast<std::uint32_t>(inside ? thread / kCompressLanes : 0);
-  const std::uint32_t runs = inside ? kernels3d::row_runs(words, grid, row) : 0;
+  const std::uint32_t row_runs = inside ? kernels3d::row_runs(runs, grid, row) : 0;
   const std::uint32_t first = row * grid.run_capacity;
-  const std::uint32_t warp_runs = max(runs, __shfl_xor_sync(kFullWarp, runs, kCompressLanes));
+  const std::uint32_t warp_runs =
+      max(row_runs, __shfl_xor_sync(kFullWarp, row_runs, kCompressLanes));
   for (std::uint32_t base = 0; base < warp_runs; base += kCompressLanes * kRunsPerLane) {
     std::uint32_t keys[kRunsPerLane], valid = 0;
     VOLCCL_UNROLL
     for (int r = 0; r < kRunsPerLane; ++r) {
       const std::uint32_t k = base + r * kCompressLanes + group_lane;
       keys[r] = first + k;
-      valid |= (k < runs ? 1u : 0u) << r;
+      valid |= (k < row_runs ? 1u : 0u) << r;
     }
     const std::uint32_t roots = kernels3d::compress_runs(parents, keys, valid);
     VOLCCL_UNROLL
@@ -194,7 +291,9 @@ __global__ void compress(RunGrid grid, const RowWord* words, std::uint32_t* pare
 // quad's chain of three loads (word, parent, rank).
 constexpr std::uint32_t kRowsPerThread = 2;
 
-__global__ void final_labeling(RunGrid grid, QuadLaunch launch, kernels3d::RufFinalLabeling step) {
+template <class Runs>
+__global__ void final_labeling(RunGrid grid, QuadLaunch launch,
+                               kernels3d::RufFinalLabeling<Runs> step) {
   wait_for_previous_kernel();
   const std::uint32_t index = blockIdx.x * blockDim.x + threadIdx.x;
   if (index >= launch.threads) return;
@@ -239,26 +338,34 @@ unsigned blocks_for(std::uint64_t threads) {
 }
 
 // `moments`: not null, the statistics from the runs (ruf_statistics_3d.cu), before the runs are
-// freed.
-template <int Connectivity>
-LabelResult label_ruf(const DeviceLabelCall& call) {
-  const std::uint8_t* const mask = call.mask;
+// freed. `make_input(grid, words, starts, joins, stream)`: the Input of Initialization, a label
+// map's words made on `stream` (MaskInput or LabelMapInput).
+template <int Connectivity, bool kLabelMap, class MakeInput>
+LabelResult label_ruf(const DeviceLabelCall& call, const MakeInput& make_input) {
   std::uint32_t* const labels = call.labels;
   cuda::DeviceMoments* const moments = call.moments;
-  const RunGrid grid = kernels3d::make_run_grid(call.extent);
+  const RunGrid grid = kernels3d::make_run_grid(call.extent, kLabelMap);
   const std::uint64_t word_count = kernels3d::row_word_count(grid);
   // The rows' words and the union-find nodes (one per possible run) share the ranking's
-  // allocation, which Initialization clears: a bitmap of the run keys, half the voxels' (half as
-  // much to clear and to rank).
+  // allocation, which Initialization clears: a bitmap of the run keys, half the voxels' in a mask
+  // (half as much to clear and to rank). A label map's starts and joins too.
   Scratch scratch;
   const std::size_t words_offset = scratch.reserve<RowWord>(word_count);
   const std::size_t parents_offset =
       scratch.reserve<std::uint32_t>(kernels3d::run_slot_count(grid));
+  const std::size_t starts_offset = scratch.reserve<std::uint32_t>(kLabelMap ? word_count : 0);
+  const std::size_t joins_offset =
+      scratch.reserve<JoinWords<Connectivity>>(kLabelMap ? word_count : 0);
   DeviceLabeling labeling(call, kernels3d::run_slot_count(grid), scratch,
                           DeviceLabeling::Clear::by_labeler);
   const cudaStream_t stream = labeling.stream();
   auto* const words = labeling.scratch<RowWord>(words_offset);
   auto* const parents = labeling.scratch<std::uint32_t>(parents_offset);
+  auto* const starts = kLabelMap ? labeling.scratch<std::uint32_t>(starts_offset) : nullptr;
+  auto* const joins = kLabelMap ? labeling.scratch<JoinWords<Connectivity>>(joins_offset) : nullptr;
+  const auto input = make_input(grid, words, starts, joins, stream);
+  using Input = std::decay_t<decltype(input)>;
+  const typename Input::Runs runs = input.runs(words, starts);
 
   const int log2_lanes = kernels3d::log2_init_lanes(grid);
   const RunTiling tiling = kernels3d::make_run_tiling(grid);
@@ -267,8 +374,15 @@ LabelResult label_ruf(const DeviceLabelCall& call) {
           ? tiling.tiles
           : static_cast<unsigned>(((std::uint64_t{grid.rows} << log2_lanes) + kInitThreads - 1) /
                                   kInitThreads);
-  initialize<Connectivity><<<init_blocks, kInitThreads, 0, stream>>>(
-      mask, grid, tiling, log2_lanes, labeling.clear_span(), words, parents);
+  const auto init = initialize<Connectivity, Input>;
+  std::size_t dynamic_shared = 0;
+  if (kLabelMap) {
+    dynamic_shared = kernels3d::kLabelMapTileSlots * sizeof(std::uint32_t);
+    VOLCCL_CUDA_CHECK(cudaFuncSetAttribute(init, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(dynamic_shared)));
+  }
+  init<<<init_blocks, kInitThreads, dynamic_shared, stream>>>(
+      input, grid, tiling, log2_lanes, labeling.clear_span(), words, starts, parents);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);
   MergeLaunch launch;
@@ -276,39 +390,70 @@ LabelResult label_ruf(const DeviceLabelCall& call) {
   launch.words = launch.rows.slots * grid.words_x;
   launch.by_words_x = Divisor(grid.words_x, launch.words);
   const int log2_parts = merge_log2_parts(launch.words);
-  launch_after_previous(merge<Connectivity>, blocks_for(std::uint64_t{launch.words} << log2_parts),
-                        kThreads, stream, grid, tiling, launch, log2_parts, words, parents);
+  launch_after_previous(merge<Connectivity, typename Input::Runs>,
+                        blocks_for(std::uint64_t{launch.words} << log2_parts), kThreads, stream,
+                        grid, tiling, launch, log2_parts, runs, parents);
   labeling.end_step(&StepTimings::merge_ms);
-  launch_after_previous(compress, blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads,
-                        stream, grid, words, parents, labeling.root_bitmap());
+  launch_after_previous(compress<typename Input::Runs>,
+                        blocks_for(std::uint64_t{grid.rows} * kCompressLanes), kThreads, stream,
+                        grid, runs, parents, labeling.root_bitmap());
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
   if (moments != nullptr) labeling.mark_ranked();
   const QuadLaunch row_quads = quad_launch(grid, kRowsPerThread);
-  launch_after_previous(
-      final_labeling, blocks_for(row_quads.threads), kThreads, stream, grid, row_quads,
-      kernels3d::RufFinalLabeling{words, labels, parents, labeling.root_bitmap(),
-                                  labeling.words_before(), labeling.evict_labels_first()});
+  launch_after_previous(final_labeling<typename Input::Runs>, blocks_for(row_quads.threads),
+                        kThreads, stream, grid, row_quads,
+                        kernels3d::RufFinalLabeling<typename Input::Runs>{
+                            runs, labels, parents, labeling.root_bitmap(), labeling.words_before(),
+                            labeling.evict_labels_first()});
   labeling.end_step(&StepTimings::final_labeling_ms);
-  const RufRuns runs{grid, words, parents, labeling.root_bitmap(), labeling.words_before()};
+  const RufRuns run_table{
+      grid, words, starts, parents, labeling.root_bitmap(), labeling.words_before()};
   if (moments != nullptr) {
     // The count sizes the table: the host waits for the ranking only, while FinalLabeling runs.
-    *moments = ruf_run_moments(runs, labeling.count_when_ranked(), stream);
+    *moments = ruf_run_moments(run_table, labeling.count_when_ranked(), stream);
     labeling.end_step(&StepTimings::statistics_ms);
   } else if (LateBeforeCount* late = labeling.late_before_count();
              late != nullptr && late->wanted()) {
-    late->measure_with(ruf_run_regions(grid),
-                       [runs, stream](ComponentMoments* rows, const std::uint32_t* device_count) {
-                         ruf_run_moments_before_count(runs, rows, device_count, stream);
-                       });
+    late->measure_with(
+        ruf_run_regions(grid),
+        [run_table, stream](ComponentMoments* rows, const std::uint32_t* device_count) {
+          ruf_run_moments_before_count(run_table, rows, device_count, stream);
+        });
   }
   return labeling.finish();
+}
+
+template <int Connectivity>
+LabelResult label_mask(const DeviceLabelCall& call) {
+  return label_ruf<Connectivity, false>(
+      call, [&](const RunGrid&, RowWord*, std::uint32_t*, JoinWords<Connectivity>*, cudaStream_t) {
+        return MaskInput{call.mask};
+      });
+}
+
+template <int Connectivity>
+LabelResult label_label_map(const DeviceLabelCall& call) {
+  const auto make_input = [&](const RunGrid& grid, RowWord* words, std::uint32_t* starts,
+                              JoinWords<Connectivity>* joins, cudaStream_t stream) {
+    with_label_map(call.input, [&](const auto& voxels) {
+      make_label_map_words<Connectivity>
+          <<<blocks_for(std::uint64_t{grid.rows} * kWarp), kThreads, 0, stream>>>(
+              voxels, grid, Divisor(grid.ny, grid.rows), words, starts, joins);
+      VOLCCL_CUDA_CHECK(cudaGetLastError());
+    });
+    return LabelMapInput<Connectivity>{words, starts, joins};
+  };
+  return label_ruf<Connectivity, true>(call, make_input);
 }
 
 }  // namespace
 
 LabelResult label_ruf_3d_cuda(const DeviceLabelCall& call) {
-  return call.options.connectivity == 6 ? label_ruf<6>(call) : label_ruf<18>(call);
+  if (call.input.label_map) {
+    return call.options.connectivity == 6 ? label_label_map<6>(call) : label_label_map<18>(call);
+  }
+  return call.options.connectivity == 6 ? label_mask<6>(call) : label_mask<18>(call);
 }
 
 }  // namespace volccl::detail

@@ -1,7 +1,8 @@
 // CPU backend of RUF (ruf_logic_3d.h): the per-word steps over rows split among threads, one
 // fork-join per kernel of the GPU version, with the same atomics; Initialization takes the GPU's
 // tiles, walks each row's words in order, as the GPU's warp scans them, and unites the tile's
-// runs in a worker's own slots, as a block does in shared memory.
+// runs in a worker's own slots, as a block does in shared memory. A label map's words (where its
+// runs begin, which neighbours share a voxel's value) are made first, by their own pass.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "kernels3d/ruf_logic_3d.h"
 #include "runtime/cpu_parallel.h"
 #include "runtime/labeler.h"
+#include "runtime/voxel_input.h"
 
 namespace volccl::detail {
 namespace {
@@ -17,16 +19,48 @@ using kernels3d::RowWord;
 using kernels3d::RunGrid;
 using kernels3d::RunTiling;
 
+// What Initialization reads of a row's word: its foreground and where its runs begin.
+struct WordBits {
+  std::uint32_t foreground, starts;
+};
+
+// A mask's words, made as Initialization reaches them.
+struct MaskWords {
+  using Runs = kernels3d::MaskRuns;
+  const std::uint8_t* mask;
+  WordBits bits(const RunGrid& grid, std::uint32_t row, std::uint32_t w, bool before) const {
+    const std::uint32_t foreground = kernels3d::mask_word(mask, grid, row, w);
+    return {foreground, kernels3d::run_starts(foreground, before)};
+  }
+  Runs runs(const RowWord* words, const std::uint32_t*) const { return {words}; }
+};
+
+// A label map's, made beforehand (make_label_map_words) with their joins.
 template <int Connectivity>
-LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* labels,
-                      const LabelOptions& options) {
-  HostLabeling labeling(extent, options);
-  const RunGrid grid = kernels3d::make_run_grid(extent);
+struct LabelMapWords {
+  using Runs = kernels3d::LabelMapRuns<Connectivity>;
+  const RowWord* foreground;  // the words with their foreground alone, rewritten by Initialization
+  const std::uint32_t* starts;
+  const kernels3d::JoinWords<Connectivity>* joins;
+  WordBits bits(const RunGrid& grid, std::uint32_t row, std::uint32_t w, bool) const {
+    const std::uint64_t word = std::uint64_t{row} * grid.words_x + w;
+    return {foreground[word].foreground, starts[word]};
+  }
+  Runs runs(const RowWord* words, const std::uint32_t* run_starts) const {
+    return {words, run_starts, joins};
+  }
+};
+
+// `Words`: MaskWords or LabelMapWords, `grid` its make_run_grid. `words` holds row_word_count(grid)
+// words (a label map's with their foreground already), `starts` a label map's run starts.
+template <int Connectivity, class Words>
+LabelResult label_ruf(const Words& input, const RunGrid& grid, RowWord* words,
+                      const std::uint32_t* starts, std::uint32_t* labels, HostLabeling& labeling) {
+  using Runs = typename Words::Runs;
+  const Runs volume_runs = input.runs(words, starts);
   const unsigned threads = labeling.threads();
   // Initialization writes every word and the slot of every run; no other slot is read.
-  const std::unique_ptr<RowWord[]> row_words(new RowWord[kernels3d::row_word_count(grid)]);
   const std::unique_ptr<std::uint32_t[]> slots(new std::uint32_t[kernels3d::run_slot_count(grid)]);
-  RowWord* const words = row_words.get();
   std::uint32_t* const parents = slots.get();
 
   // Initialization by the GPU's tiles: each worker keeps one tile's words and slots under the
@@ -35,7 +69,9 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   const std::uint32_t tile_rows = 1u << (tiling.log2_y + tiling.log2_z);
   parallel_for(tiling.tiles, threads, [&](std::uint64_t begin, std::uint64_t end) {
     std::vector<RowWord> tile_words(std::size_t{tile_rows} * grid.words_x);
+    std::vector<std::uint32_t> tile_starts(Runs::kLabelMap ? tile_words.size() : 0);
     std::vector<std::uint32_t> tile_parents(std::size_t{tile_rows} << tiling.log2_capacity);
+    const Runs tile_view = input.runs(tile_words.data(), tile_starts.data());
     std::vector<std::uint32_t> tile_runs(tile_rows);
     for (auto tile = static_cast<std::uint32_t>(begin); tile < end; ++tile) {
       const auto inside = [&](kernels3d::TileRow at) { return at.y < grid.ny && at.z < grid.nz; };
@@ -46,15 +82,15 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
         std::uint32_t runs = 0;
         bool before = false;
         for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-          const std::uint32_t foreground = kernels3d::mask_word(mask, grid, row, w);
-          const RowWord word = kernels3d::make_row_word(foreground, runs, before);
+          const WordBits bits = input.bits(grid, row, w, before);
+          const RowWord word = kernels3d::make_row_word(bits.foreground, runs, before);
           words[std::uint64_t{row} * grid.words_x + w] = word;
           tile_words[r * grid.words_x + w] = word;
-          const std::uint32_t starts = kernels3d::run_starts(foreground, before);
+          if (Runs::kLabelMap) tile_starts[r * grid.words_x + w] = bits.starts;
           kernels3d::make_runs_roots(tile_parents.data(), (r << tiling.log2_capacity) + runs,
-                                     starts);
-          runs += popcount(starts);
-          before = (foreground >> 31) != 0;
+                                     bits.starts);
+          runs += popcount(bits.starts);
+          before = (bits.foreground >> 31) != 0;
         }
         tile_runs[r] = runs;
       }
@@ -63,10 +99,10 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
         if (!inside(at)) continue;
         for (std::uint32_t w = 0; w < grid.words_x; ++w) {
           kernels3d::RowViews views;
-          const std::uint32_t rows = kernels3d::contacts_in_tile<Connectivity>(
-              grid, tiling, tile_words.data(), r, at, w, views);
-          kernels3d::RunUnions<Connectivity, kernels3d::TileForest>{{tile_parents.data()}}(views,
-                                                                                           rows);
+          const std::uint32_t rows =
+              kernels3d::contacts_in_tile<Connectivity>(grid, tiling, tile_view, r, at, w, views);
+          kernels3d::RunUnions<Connectivity, kernels3d::TileForest, Runs::kLabelMap>{
+              {tile_parents.data()}}(views, rows);
         }
       }
       for (std::uint32_t r = 0; r < tile_rows; ++r) {
@@ -91,8 +127,9 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
       for (std::uint32_t w = 0; w < grid.words_x; ++w) {
         kernels3d::RowViews views;
         const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
-            words, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, w, ~0u, views);
-        kernels3d::RunUnions<Connectivity, kernels3d::RunForest>{{parents}}(views, rows);
+            volume_runs, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, w, ~0u, views);
+        kernels3d::RunUnions<Connectivity, kernels3d::RunForest, Runs::kLabelMap>{{parents}}(views,
+                                                                                             rows);
       }
     }
   });
@@ -101,8 +138,8 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
     const std::uint32_t row = z * grid.ny + y;
     const std::uint32_t first = row * grid.run_capacity;
-    const std::uint32_t runs = kernels3d::row_runs(words, grid, row);
-    for (std::uint32_t k = 0; k < runs; ++k) {
+    const std::uint32_t row_runs = kernels3d::row_runs(volume_runs, grid, row);
+    for (std::uint32_t k = 0; k < row_runs; ++k) {
       const std::uint32_t keys[1] = {first + k};
       if (kernels3d::compress_runs(parents, keys, 1u) != 0)
         mark_component_start(root_bitmap, keys[0]);
@@ -110,8 +147,8 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   });
   labeling.end_step(&StepTimings::compression_ms);
   labeling.rank();
-  const kernels3d::RufFinalLabeling final_labeling{words, labels, parents, labeling.root_bitmap(),
-                                                   labeling.words_before()};
+  const kernels3d::RufFinalLabeling<Runs> final_labeling{
+      volume_runs, labels, parents, labeling.root_bitmap(), labeling.words_before()};
   parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
     const std::uint32_t row = z * grid.ny + y;
     for (std::uint32_t w = 0; w < grid.words_x; ++w) {
@@ -127,12 +164,57 @@ LabelResult label_ruf(const std::uint8_t* mask, Extent3 extent, std::uint32_t* l
   return labeling.finish();
 }
 
+template <int Connectivity>
+LabelResult label_mask(const HostLabelCall& call) {
+  HostLabeling labeling(call.extent, call.options);
+  const RunGrid grid = kernels3d::make_run_grid(call.extent);
+  const std::unique_ptr<RowWord[]> words(new RowWord[kernels3d::row_word_count(grid)]);
+  return label_ruf<Connectivity>(MaskWords{call.mask}, grid, words.get(), nullptr, call.labels,
+                                 labeling);
+}
+
+// The label map's words, row by row: the foreground into `foreground`'s words, the runs' starts
+// and the joins.
+template <int Connectivity, class Voxels>
+void make_label_map_words(const Voxels& voxels, const RunGrid& grid, unsigned threads,
+                          RowWord* foreground, std::uint32_t* starts,
+                          kernels3d::JoinWords<Connectivity>* joins) {
+  parallel_for_rows(grid.ny, grid.nz, threads, [&](std::uint32_t y, std::uint32_t z) {
+    const std::uint64_t first = (std::uint64_t{z} * grid.ny + y) * grid.words_x;
+    for (std::uint32_t w = 0; w < grid.words_x; ++w) {
+      const kernels3d::LabelMapWord<Connectivity> word =
+          kernels3d::label_map_word<Connectivity>(voxels, grid, y, z, w);
+      foreground[first + w] = {word.foreground, 0};
+      starts[first + w] = word.starts;
+      joins[first + w] = word.joins;
+    }
+  });
+}
+
+template <int Connectivity>
+LabelResult label_label_map(const HostLabelCall& call) {
+  HostLabeling labeling(call.extent, call.options);
+  const RunGrid grid = kernels3d::make_run_grid(call.extent, true);
+  const std::uint64_t word_count = kernels3d::row_word_count(grid);
+  const std::unique_ptr<RowWord[]> words(new RowWord[word_count]);
+  const std::unique_ptr<std::uint32_t[]> starts(new std::uint32_t[word_count]);
+  const std::unique_ptr<kernels3d::JoinWords<Connectivity>[]> joins(
+      new kernels3d::JoinWords<Connectivity>[word_count]);
+  with_label_map(call.input, [&](const auto& voxels) {
+    make_label_map_words<Connectivity>(voxels, grid, labeling.threads(), words.get(), starts.get(),
+                                       joins.get());
+  });
+  const LabelMapWords<Connectivity> input{words.get(), starts.get(), joins.get()};
+  return label_ruf<Connectivity>(input, grid, words.get(), starts.get(), call.labels, labeling);
+}
+
 }  // namespace
 
 LabelResult label_ruf_3d_cpu(const HostLabelCall& call) {
-  return call.options.connectivity == 6
-             ? label_ruf<6>(call.mask, call.extent, call.labels, call.options)
-             : label_ruf<18>(call.mask, call.extent, call.labels, call.options);
+  if (call.input.label_map) {
+    return call.options.connectivity == 6 ? label_label_map<6>(call) : label_label_map<18>(call);
+  }
+  return call.options.connectivity == 6 ? label_mask<6>(call) : label_mask<18>(call);
 }
 
 }  // namespace volccl::detail

@@ -26,11 +26,18 @@
 // elsewhere already join. Compression points every run at its root and marks the roots;
 // FinalLabeling labels each word's voxels from its runs' roots.
 //
+// Label maps: a run is a stretch of one value, so a row may hold a run per voxel, and two runs
+// touch only where their voxels have equal values. A first pass records, per word, where its runs
+// begin and which voxels share the value of each lower neighbour (JoinWords), read from the values
+// once; the steps then read those bits where a mask's read its foreground (LabelMapRuns, and
+// RunUnions with kLabelMap), so the skips and the corners keep their reasoning.
+//
 // Why `auto` takes RUF at 6 and UFB at 18 (bench/RESULTS.md, bench/notes/union-find-3d.md): at
 // 6 RUF is faster than UFB on the random and the real volumes, the tiles helping most at
 // granularity 1. At 18 RUF wins at granularity 8 and on the real volumes, but at granularity 1 a
 // warp's lanes wait for the one with the most Unions and RUF falls well behind UFB (whose 2x2x1
-// blocks take the rows' contacts in).
+// blocks take the rows' contacts in). Label maps take RUF at both on the GPU, where it is faster
+// than UF (bench/notes/label-maps.md).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +46,7 @@
 #include "runtime/host_device.h"
 #include "runtime/raster_rank.h"
 #include "runtime/union_find.h"
+#include "runtime/voxel_input.h"
 #include "volccl/types.h"
 
 namespace volccl::kernels3d {
@@ -51,17 +59,19 @@ constexpr std::uint32_t kWordVoxels = 32;
 struct RunGrid {
   std::uint32_t nx = 1, ny = 1, nz = 1;
   std::uint32_t words_x = 1;       // 32-voxel words in a row
-  std::uint32_t run_capacity = 1;  // (nx + 1) / 2: the most runs a row can hold
+  std::uint32_t run_capacity = 1;  // the most runs a row can hold
   std::uint32_t rows = 1;          // ny * nz
 };
 
-inline RunGrid make_run_grid(Extent3 extent) {
+// A mask's row holds at most (nx + 1) / 2 runs; a label map's, whose runs of one value may touch,
+// one a voxel (`values_split_runs`).
+inline RunGrid make_run_grid(Extent3 extent, bool values_split_runs = false) {
   RunGrid grid;
   grid.nx = static_cast<std::uint32_t>(extent.x);
   grid.ny = static_cast<std::uint32_t>(extent.y);
   grid.nz = static_cast<std::uint32_t>(extent.z);
   grid.words_x = (grid.nx + kWordVoxels - 1) / kWordVoxels;
-  grid.run_capacity = (grid.nx + 1) / 2;
+  grid.run_capacity = values_split_runs ? grid.nx : (grid.nx + 1) / 2;
   grid.rows = grid.ny * grid.nz;
   return grid;
 }
@@ -93,8 +103,9 @@ inline int ceil_log2(std::uint32_t value) {
 // row_in_tile * 2^log2_capacity + its index in the row, ordered as the global keys, so that the
 // tile's roots are the runs Union would leave. Rows of more than kWarpLanes words (nx > 1024) take
 // one-row tiles: Merge makes every Union. A tile's slots: kInitThreads / lanes rows of at most 16
-// runs a lane (a word holds 16 runs).
+// runs a lane (a mask's word holds 16 runs), or 32 in a label map.
 constexpr std::uint32_t kTileSlots = kInitThreads * kWordVoxels / 2;
+constexpr std::uint32_t kLabelMapTileSlots = kInitThreads * kWordVoxels;
 
 struct RunTiling {
   int log2_y = 0, log2_z = 0;
@@ -160,6 +171,115 @@ constexpr std::uint32_t kBeforeIsForeground = 0x80000000u;
 
 VOLCCL_HD RowWord make_row_word(std::uint32_t foreground, std::uint32_t runs_before, bool before) {
   return {foreground, runs_before | (before ? kBeforeIsForeground : 0u)};
+}
+
+// A label map's runs end where the value changes, and two voxels touch only where their values
+// are equal, so its words say more than the foreground: where runs begin and, for each of these
+// neighbours in the rows before, which voxels have its value. Under 6 the first two, under 18 all
+// eight (a voxel's lower neighbours other than the one on its left).
+enum JoinKind : int {
+  kJoinAbove,        // (0, -1, 0)
+  kJoinBehind,       // (0, 0, -1)
+  kJoinAboveBehind,  // (0, -1, -1)
+  kJoinBelowBehind,  // (0, 1, -1)
+  kJoinAboveLeft,    // (-1, -1, 0)
+  kJoinAboveRight,   // (1, -1, 0)
+  kJoinBehindLeft,   // (-1, 0, -1)
+  kJoinBehindRight,  // (1, 0, -1)
+};
+constexpr int kJoinKindCount = 8;
+constexpr int kOverlapKinds = 4;  // the kinds of dx = 0: contacts of a run with runs it overlaps
+
+VOLCCL_HD constexpr int join_kinds(int connectivity) { return connectivity == 6 ? 2 : 8; }
+
+VOLCCL_HD constexpr int join_dx(int kind) {
+  return kind < kOverlapKinds ? 0 : (kind % 2 == 0 ? -1 : 1);
+}
+VOLCCL_HD constexpr int join_dy(int kind) {
+  return kind == kJoinAbove || kind == kJoinAboveBehind || kind == kJoinAboveLeft ||
+                 kind == kJoinAboveRight
+             ? -1
+             : (kind == kJoinBelowBehind ? 1 : 0);
+}
+VOLCCL_HD constexpr int join_dz(int kind) {
+  return kind == kJoinAbove || kind == kJoinAboveLeft || kind == kJoinAboveRight ? 0 : -1;
+}
+
+template <int Connectivity>
+struct JoinWords {
+  std::uint32_t bits[join_kinds(Connectivity)];  // bit q of kind k: voxel q joins that neighbour
+  std::uint32_t carry;  // bit k < kOverlapKinds: the voxel before the word joins its neighbour
+};
+
+// A voxel of a label map as its word records it: `joins` bit k, it has the value of its kind-k
+// neighbour (JoinKind; the first kKinds), which is then foreground too.
+struct LabelMapVoxelBits {
+  bool foreground = false;
+  bool starts = false;  // foreground, and the voxel on its left is not of its value
+  std::uint32_t joins = 0;
+};
+
+template <int kKinds, class T>
+VOLCCL_HD LabelMapVoxelBits label_map_voxel(const detail::LabelMapVoxels<T>& voxels,
+                                            const RunGrid& grid, std::uint32_t x, std::uint32_t y,
+                                            std::uint32_t z) {
+  const std::uint64_t index = (std::uint64_t{z} * grid.ny + y) * grid.nx + x;
+  const std::int64_t row = grid.nx, slice = std::int64_t{grid.nx} * grid.ny;
+  // Every value is loaded before any is compared, so that the loads overlap.
+  const T value = voxels.values[index];
+  const T left = x > 0 ? voxels.values[index - 1] : voxels.background;
+  T neighbours[kKinds];
+  VOLCCL_UNROLL
+  for (int kind = 0; kind < kKinds; ++kind) {
+    const int dx = join_dx(kind), dy = join_dy(kind), dz = join_dz(kind);
+    const bool inside = !(dx < 0 && x == 0) && !(dx > 0 && x + 1 >= grid.nx) &&
+                        !(dy < 0 && y == 0) && !(dy > 0 && y + 1 >= grid.ny) && !(dz < 0 && z == 0);
+    neighbours[kind] =
+        inside ? voxels.values[index + static_cast<std::uint64_t>(dx + dy * row + dz * slice)]
+               : voxels.background;
+  }
+  LabelMapVoxelBits bits;
+  bits.foreground = value != voxels.background;
+  bits.starts = bits.foreground && left != value;
+  VOLCCL_UNROLL
+  for (int kind = 0; kind < kKinds; ++kind) {
+    if (bits.foreground && neighbours[kind] == value) bits.joins |= 1u << kind;
+  }
+  return bits;
+}
+
+// The kinds whose joins a word carries from the voxel before it (JoinWords::carry).
+VOLCCL_HD constexpr int carried_kinds(int connectivity) {
+  return join_kinds(connectivity) < kOverlapKinds ? join_kinds(connectivity) : kOverlapKinds;
+}
+
+// Word w of row (y, z) of a label map: its foreground, where its runs begin and its joins.
+template <int Connectivity>
+struct LabelMapWord {
+  std::uint32_t foreground = 0, starts = 0;
+  JoinWords<Connectivity> joins = {};
+};
+
+template <int Connectivity, class T>
+VOLCCL_HD LabelMapWord<Connectivity> label_map_word(const detail::LabelMapVoxels<T>& voxels,
+                                                    const RunGrid& grid, std::uint32_t y,
+                                                    std::uint32_t z, std::uint32_t w) {
+  constexpr int kKinds = join_kinds(Connectivity);
+  LabelMapWord<Connectivity> word;
+  const std::uint32_t x0 = w * kWordVoxels;
+  for (std::uint32_t q = 0; q < kWordVoxels && x0 + q < grid.nx; ++q) {
+    const LabelMapVoxelBits bits = label_map_voxel<kKinds>(voxels, grid, x0 + q, y, z);
+    word.foreground |= std::uint32_t{bits.foreground} << q;
+    word.starts |= std::uint32_t{bits.starts} << q;
+    for (int kind = 0; kind < kKinds; ++kind) {
+      word.joins.bits[kind] |= ((bits.joins >> kind) & 1u) << q;
+    }
+  }
+  if (x0 > 0) {
+    word.joins.carry =
+        label_map_voxel<carried_kinds(Connectivity)>(voxels, grid, x0 - 1, y, z).joins;
+  }
+  return word;
 }
 
 struct RunForest {
@@ -259,14 +379,16 @@ struct WordView {
   std::uint32_t starts = 0;
   std::uint32_t first_key = 0;  // the key of the word's first run to start
   bool before = false;          // the voxel before the word is foreground
-  bool after = false;           // the voxel after it (where view_word was asked)
+  bool after = false;           // the voxel after it (where the view was asked with_after)
+  bool after_starts = false;    // that voxel begins a run of another value (label maps)
 
   // The key of the run holding voxel q of the word, foreground: q = -1 and q = 32 are the
   // neighbours' voxels.
   VOLCCL_HD std::uint32_t key_at(int q) const {
     if (q < 0) return first_key - 1;
     if (q >= static_cast<int>(kWordVoxels)) {
-      return first_key + popcount(starts) - ((foreground >> 31) & 1u);
+      const bool continues = ((foreground >> 31) & 1u) != 0 && !after_starts;
+      return first_key + popcount(starts) - (continues ? 1u : 0u);
     }
     return first_key + popcount(starts & bits_through(q)) - 1;
   }
@@ -282,27 +404,82 @@ VOLCCL_HD WordView make_view(std::uint32_t row_key, const RowWord& word) {
   return view;
 }
 
-// Word w of the row whose words start at `row_words`. `with_after`: read the next word for
-// WordView::after (18's corners need it).
-VOLCCL_HD WordView view_row_word(const RowWord* row_words, std::uint32_t words_x,
-                                 std::uint32_t row_key, std::uint32_t w, bool with_after = false) {
-  WordView view = make_view(row_key, row_words[w]);
-  view.after = with_after && w + 1 < words_x && (row_words[w + 1].foreground & 1u) != 0;
-  return view;
-}
-
-// Word w of row `row` of the volume, with the row's global keys.
-VOLCCL_HD WordView view_word(const RowWord* words, const RunGrid& grid, std::uint32_t row,
-                             std::uint32_t w, bool with_after = false) {
-  return view_row_word(words + std::uint64_t{row} * grid.words_x, grid.words_x,
-                       row * grid.run_capacity, w, with_after);
-}
-
 // Word w of a row and the same word of the rows before it (rows_before): an absent row, or one
 // the caller does not hold, is an empty view.
 struct RowViews {
   WordView own, above, behind, above_behind, below_behind;
+  // A label map's: own word's joins (JoinWords) and the row above's joins behind, where read.
+  std::uint32_t joins[kJoinKindCount] = {};
+  std::uint32_t join_carry = 0;
+  std::uint32_t above_joins_behind = 0;
 };
+
+// How the steps read the rows' words. A mask's runs follow from its foreground bits.
+struct MaskRuns {
+  static constexpr bool kLabelMap = false;
+  const RowWord* words;
+
+  // The word at `word` (its row's first key `row_key`); `with_after`: also WordView::after
+  // (18's corners need it), unless it is its row's last.
+  VOLCCL_HD WordView view(std::uint64_t word, std::uint32_t row_key, bool last_of_row,
+                          bool with_after) const {
+    WordView view = make_view(row_key, words[word]);
+    view.after = with_after && !last_of_row && (words[word + 1].foreground & 1u) != 0;
+    return view;
+  }
+  VOLCCL_HD void read_joins(RowViews&, std::uint64_t) const {}
+  VOLCCL_HD void read_above_joins(RowViews&, std::uint64_t) const {}
+};
+
+// A label map's: its runs' starts and, where the steps make Unions (LabelMapRuns), its joins.
+struct LabelMapStarts {
+  static constexpr bool kLabelMap = true;
+  const RowWord* words;
+  const std::uint32_t* starts;
+
+  VOLCCL_HD WordView view(std::uint64_t word, std::uint32_t row_key, bool last_of_row,
+                          bool with_after) const {
+    WordView view = make_view(row_key, words[word]);
+    view.starts = starts[word];
+    if (with_after && !last_of_row) {
+      view.after = (words[word + 1].foreground & 1u) != 0;
+      view.after_starts = (starts[word + 1] & 1u) != 0;
+    }
+    return view;
+  }
+};
+
+template <int Connectivity>
+struct LabelMapRuns {
+  static constexpr bool kLabelMap = true;
+  const RowWord* words;
+  const std::uint32_t* starts;
+  const JoinWords<Connectivity>* joins;
+
+  VOLCCL_HD WordView view(std::uint64_t word, std::uint32_t row_key, bool last_of_row,
+                          bool with_after) const {
+    return LabelMapStarts{words, starts}.view(word, row_key, last_of_row, with_after);
+  }
+
+  // The joins of the word at `word` (an index into `joins`, which holds the whole volume's, also
+  // where the views are a tile's), and those behind of the word above it, at `above`.
+  VOLCCL_HD void read_joins(RowViews& views, std::uint64_t word) const {
+    const JoinWords<Connectivity>& read = joins[word];
+    for (int kind = 0; kind < join_kinds(Connectivity); ++kind) views.joins[kind] = read.bits[kind];
+    views.join_carry = read.carry;
+  }
+  VOLCCL_HD void read_above_joins(RowViews& views, std::uint64_t above) const {
+    views.above_joins_behind = joins[above].bits[kJoinBehind];
+  }
+};
+
+// Word w of row `row` of the volume, with the row's global keys.
+template <class Runs>
+VOLCCL_HD WordView view_word(const Runs& runs, const RunGrid& grid, std::uint32_t row,
+                             std::uint32_t w, bool with_after = false) {
+  return runs.view(std::uint64_t{row} * grid.words_x + w, row * grid.run_capacity,
+                   w + 1 == grid.words_x, with_after);
+}
 
 // The Unions of the runs of a word (RowViews::own) with the runs they touch in the rows before it
 // that `rows` names (rows_before's bits), made one after the other by the calling thread: under
@@ -323,16 +500,24 @@ struct RowViews {
 // `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
 // A Union call per kind of contact, inlined: one call site in a loop over the kinds, or the
 // Unions of a warp shared out over its lanes, were slower on the GPU.
-template <int Connectivity, class Forest>
+// In a label map (kLabelMap, the views with their joins) the columns in contact are those whose
+// voxels have equal values, and a stretch of them is cut where a run of the rows begins; the
+// skips read "of the voxel's value" for "foreground", and a corner contact is one of a run's ends
+// with an end of a run of its value.
+template <int Connectivity, class Forest, bool kLabelMap = false>
 struct RunUnions {
   Forest forest;
 
   // One Union per overlap of a run of `own` with a run of `other` (the overlaps that begin in
-  // this word), except where `skip` has the overlap's first column.
-  VOLCCL_HD void unite_overlaps(const WordView& own, const WordView& other, std::uint32_t skip,
-                                std::uint32_t columns) const {
-    const std::uint32_t both = own.foreground & other.foreground;
-    std::uint32_t first_columns = run_starts(both, own.before && other.before) & ~skip & columns;
+  // this word), except where `skip` has the overlap's first column. `both`: the columns where the
+  // two touch; `carried`: the column before the word too.
+  VOLCCL_HD void unite_overlaps(const WordView& own, const WordView& other, std::uint32_t both,
+                                bool carried, std::uint32_t skip, std::uint32_t columns) const {
+    std::uint32_t first_columns = run_starts(both, carried);
+    // Along a stretch the two rows hold equal values, so a run of one begins where one of the
+    // other does.
+    if (kLabelMap) first_columns |= both & own.starts;
+    first_columns &= ~skip & columns;
     while (first_columns != 0) {
       const int q = lowest_bit(first_columns);
       first_columns &= first_columns - 1;
@@ -341,23 +526,36 @@ struct RunUnions {
   }
 
   // Under 18, runs that touch without overlapping: one ends at column q, the other begins at
-  // q + 1.
-  VOLCCL_HD void unite_corners(const WordView& own, const WordView& other,
-                               std::uint32_t columns) const {
+  // q + 1. In a label map, `joins_next` and `joins_previous`: own voxel q has the value of the
+  // other's q + 1 and q - 1.
+  VOLCCL_HD void unite_corners(const WordView& own, const WordView& other, std::uint32_t joins_next,
+                               std::uint32_t joins_previous, std::uint32_t columns) const {
     const std::uint32_t own_next = (own.foreground >> 1) | (own.after ? 0x80000000u : 0u);
     const std::uint32_t other_next = (other.foreground >> 1) | (other.after ? 0x80000000u : 0u);
     const std::uint32_t own_previous = (own.foreground << 1) | (own.before ? 1u : 0u);
     const std::uint32_t other_previous = (other.foreground << 1) | (other.before ? 1u : 0u);
+    std::uint32_t ends, begins;
+    if (kLabelMap) {
+      // Bit q: voxel q + 1 begins a run.
+      const std::uint32_t own_next_starts =
+          (own.starts >> 1) | (own.after_starts ? 0x80000000u : 0u);
+      const std::uint32_t other_next_starts =
+          (other.starts >> 1) | (other.after_starts ? 0x80000000u : 0u);
+      ends = own.foreground & ~(own_next & ~own_next_starts) & other_next_starts & joins_next;
+      begins = own.starts & other_previous & ~(other.foreground & ~other.starts) & joins_previous;
+    } else {
+      ends = own.foreground & ~own_next & ~other.foreground & other_next;
+      begins = own.foreground & ~own_previous & ~other.foreground & other_previous;
+    }
     // Own run ends at q, the other's begins at q + 1.
-    std::uint32_t ends = own.foreground & ~own_next & ~other.foreground & other_next & columns;
+    ends &= columns;
     while (ends != 0) {
       const int q = lowest_bit(ends);
       ends &= ends - 1;
       detail::unite(forest, own.key_at(q), other.key_at(q + 1));
     }
     // Own run begins at q, the other's ends at q - 1.
-    std::uint32_t begins =
-        own.foreground & ~own_previous & ~other.foreground & other_previous & columns;
+    begins &= columns;
     while (begins != 0) {
       const int q = lowest_bit(begins);
       begins &= begins - 1;
@@ -368,19 +566,36 @@ struct RunUnions {
   VOLCCL_HD void operator()(const RowViews& views, std::uint32_t rows,
                             std::uint32_t columns = ~0u) const {
     const WordView& own = views.own;
-    if ((rows & kRowAbove) != 0) unite_overlaps(own, views.above, 0u, columns);
+    const std::uint32_t* const joins = views.joins;
+    const auto both = [&](const WordView& other, int kind) {
+      return kLabelMap ? joins[kind] : own.foreground & other.foreground;
+    };
+    const auto carried = [&](const WordView& other, int kind) {
+      return kLabelMap ? ((views.join_carry >> kind) & 1u) != 0 : own.before && other.before;
+    };
+    const auto overlaps = [&](const WordView& other, int kind, std::uint32_t skip) {
+      unite_overlaps(own, other, both(other, kind), carried(other, kind), skip, columns);
+    };
+    if ((rows & kRowAbove) != 0) overlaps(views.above, kJoinAbove, 0u);
     if ((rows & kRowBehind) != 0) {
-      unite_overlaps(own, views.behind, views.above.foreground & views.above_behind.foreground,
-                     columns);
+      overlaps(views.behind, kJoinBehind,
+               kLabelMap ? joins[kJoinAbove] & views.above_joins_behind
+                         : views.above.foreground & views.above_behind.foreground);
     }
     if (Connectivity != 18) return;
-    if ((rows & kRowAbove) != 0) unite_corners(own, views.above, columns);
-    if ((rows & kRowBehind) != 0) unite_corners(own, views.behind, columns);
+    if ((rows & kRowAbove) != 0) {
+      unite_corners(own, views.above, joins[kJoinAboveRight], joins[kJoinAboveLeft], columns);
+    }
+    if ((rows & kRowBehind) != 0) {
+      unite_corners(own, views.behind, joins[kJoinBehindRight], joins[kJoinBehindLeft], columns);
+    }
     if ((rows & kRowAboveBehind) != 0) {
-      unite_overlaps(own, views.above_behind, views.above.foreground, columns);
+      overlaps(views.above_behind, kJoinAboveBehind,
+               kLabelMap ? joins[kJoinAbove] : views.above.foreground);
     }
     if ((rows & kRowBelowBehind) != 0) {
-      unite_overlaps(own, views.below_behind, views.behind.foreground, columns);
+      overlaps(views.below_behind, kJoinBelowBehind,
+               kLabelMap ? joins[kJoinBehind] : views.behind.foreground);
     }
   }
 };
@@ -398,25 +613,33 @@ VOLCCL_HD TileRow tile_row(const RunTiling& tiling, std::uint32_t tile, std::uin
 
 // Initialization's contacts within a tile, of word w of row `row_in_tile` (at `at`): fills
 // `views` and returns the rows whose contacts are Unions (none: 0). The tile's words are
-// `tile_words`, a row's at row_in_tile * words_x, under the tile's keys (RunTiling).
-template <int Connectivity>
+// `tile_runs`', a row's at row_in_tile * words_x, under the tile's keys (RunTiling); a label
+// map's joins are the volume's.
+template <int Connectivity, class Runs>
 VOLCCL_HD std::uint32_t contacts_in_tile(const RunGrid& grid, const RunTiling& tiling,
-                                         const RowWord* tile_words, std::uint32_t row_in_tile,
+                                         const Runs& tile_runs, std::uint32_t row_in_tile,
                                          TileRow at, std::uint32_t w, RowViews& views) {
   constexpr bool kCorners = Connectivity == 18;
   const std::uint32_t in_tile = rows_before_in_tile(grid, tiling, at.y, at.z);
   const std::uint32_t rows = in_tile & (kCorners ? ~0u : kRowAbove | kRowBehind);
   if (rows == 0) return 0;
   const auto view = [&](std::uint32_t r, bool with_after) {
-    return view_row_word(tile_words + r * grid.words_x, grid.words_x, r << tiling.log2_capacity, w,
-                         with_after);
+    return tile_runs.view(r * grid.words_x + w, r << tiling.log2_capacity, w + 1 == grid.words_x,
+                          with_after);
   };
+  const std::uint64_t own_word = (std::uint64_t{at.z} * grid.ny + at.y) * grid.words_x + w;
   const std::uint32_t tile_y = 1u << tiling.log2_y;
   views.own = view(row_in_tile, kCorners);
   if (views.own.foreground == 0) return 0;
-  if ((in_tile & kRowAbove) != 0) views.above = view(row_in_tile - 1, kCorners);
+  tile_runs.read_joins(views, own_word);
+  if ((in_tile & kRowAbove) != 0) {
+    views.above = view(row_in_tile - 1, kCorners);
+    if ((in_tile & kRowBehind) != 0) tile_runs.read_above_joins(views, own_word - grid.words_x);
+  }
   if ((in_tile & kRowBehind) != 0) views.behind = view(row_in_tile - tile_y, kCorners);
-  if ((in_tile & kRowAboveBehind) != 0) views.above_behind = view(row_in_tile - tile_y - 1, false);
+  if ((in_tile & kRowAboveBehind) != 0 && (kCorners || !Runs::kLabelMap)) {
+    views.above_behind = view(row_in_tile - tile_y - 1, false);
+  }
   if (kCorners && (in_tile & kRowBelowBehind) != 0) {
     views.below_behind = view(row_in_tile - tile_y + 1, false);
   }
@@ -491,8 +714,8 @@ VOLCCL_HD MergeRow merge_row(const RunGrid& grid, const RunTiling& tiling, const
 // Merge's contacts of word w of row `row`, at (y, z): those with the rows before it in other
 // tiles. Fills `views` and returns the rows whose contacts are Unions (none: 0); `columns`, the
 // word's columns whose Unions the caller makes.
-template <int Connectivity>
-VOLCCL_HD std::uint32_t contacts_between_tiles(const RowWord* words, const RunGrid& grid,
+template <int Connectivity, class Runs>
+VOLCCL_HD std::uint32_t contacts_between_tiles(const Runs& runs, const RunGrid& grid,
                                                const RunTiling& tiling, std::uint32_t row,
                                                std::uint32_t y, std::uint32_t z, std::uint32_t w,
                                                std::uint32_t columns, RowViews& views) {
@@ -501,28 +724,33 @@ VOLCCL_HD std::uint32_t contacts_between_tiles(const RowWord* words, const RunGr
   const std::uint32_t rows = present & ~rows_before_in_tile(grid, tiling, y, z) &
                              (kCorners ? ~0u : kRowAbove | kRowBehind);
   if (rows == 0) return 0;
-  views.own = view_word(words, grid, row, w, kCorners);
+  views.own = view_word(runs, grid, row, w, kCorners);
   if ((views.own.foreground & columns) == 0) return 0;
-  // The rows read for their Unions, and those the skips of behind read.
+  const std::uint64_t own_word = std::uint64_t{row} * grid.words_x + w;
+  runs.read_joins(views, own_word);
+  // The rows read for their Unions, and those the skips of behind read (in a label map, the row
+  // above's joins behind).
   const bool skips_behind = (rows & kRowBehind) != 0 && (present & kRowAboveBehind) != 0;
   if ((rows & (kRowAbove | kRowAboveBehind)) != 0 || skips_behind) {
-    views.above = view_word(words, grid, row - 1, w, kCorners);
+    views.above = view_word(runs, grid, row - 1, w, kCorners);
+    if (skips_behind) runs.read_above_joins(views, own_word - grid.words_x);
   }
   if ((rows & (kRowBehind | kRowBelowBehind)) != 0) {
-    views.behind = view_word(words, grid, row - grid.ny, w, kCorners);
+    views.behind = view_word(runs, grid, row - grid.ny, w, kCorners);
   }
-  if ((rows & kRowAboveBehind) != 0 || skips_behind) {
-    views.above_behind = view_word(words, grid, row - grid.ny - 1, w);
+  if ((rows & kRowAboveBehind) != 0 || (!Runs::kLabelMap && skips_behind)) {
+    views.above_behind = view_word(runs, grid, row - grid.ny - 1, w);
   }
   if ((rows & kRowBelowBehind) != 0) {
-    views.below_behind = view_word(words, grid, row - grid.ny + 1, w);
+    views.below_behind = view_word(runs, grid, row - grid.ny + 1, w);
   }
   return rows;
 }
 
 // The runs of a row: those that start before its last word and in it.
-VOLCCL_HD std::uint32_t row_runs(const RowWord* words, const RunGrid& grid, std::uint32_t row) {
-  const WordView last = view_word(words, grid, row, grid.words_x - 1);
+template <class Runs>
+VOLCCL_HD std::uint32_t row_runs(const Runs& runs, const RunGrid& grid, std::uint32_t row) {
+  const WordView last = view_word(runs, grid, row, grid.words_x - 1);
   return last.first_key - row * grid.run_capacity + popcount(last.starts);
 }
 
@@ -563,8 +791,9 @@ VOLCCL_HD std::uint32_t compress_runs(std::uint32_t* parents, const std::uint32_
 constexpr std::uint32_t kQuadVoxels = 4;
 constexpr std::uint32_t kQuadsPerWord = kWordVoxels / kQuadVoxels;
 
+template <class Runs>
 struct RufFinalLabeling {
-  const RowWord* words;
+  Runs runs;
   std::uint32_t* labels;
   const std::uint32_t* parents;
   const std::uint32_t* root_bitmap;
@@ -574,7 +803,7 @@ struct RufFinalLabeling {
   // The labels of the quad's voxels (loads only, so that a thread's quads overlap).
   VOLCCL_HD void labels_of(const RunGrid& grid, std::uint32_t row, std::uint32_t w,
                            std::uint32_t quad, std::uint32_t (&out)[kQuadVoxels]) const {
-    const WordView word = view_word(words, grid, row, w);
+    const WordView word = view_word(runs, grid, row, w);
     // A run's voxels share one lookup: whether a voxel needs its own follows from the keys alone,
     // so the lookups of a quad's runs are still issued together.
     std::uint32_t previous_key = 0xFFFFFFFFu, label = 0;  // keys are below rows * run_capacity

@@ -6,11 +6,11 @@
 // label and 1 of mask per voxel and offers a lane's 8 voxels label by label; after RUF's fast
 // labeling, that pass added a large part of the labeling's time again, on some volumes more than
 // the labeling itself (bench/notes/statistics.md).
-// Here a lane takes a 32-voxel word of a row from RUF's RowWords (8 bytes), and each segment of
-// its foreground (a run's part in the word) is one round: its sums in closed form, its component
-// the root of its run (parents[key], compressed), so that lanes match by root and only a region's
-// roots are ranked into labels, at the flush. Rows of runs are what RUF keeps in L2; the label
-// image is not read at all.
+// Here a lane takes a 32-voxel word of a row from RUF's RowWords (8 bytes; a label map's with its
+// run starts), and each segment of its foreground (a run's part in the word) is one round: its sums
+// in closed form, its component the root of its run (parents[key], compressed), so that lanes match
+// by root and only a region's roots are ranked into labels, at the flush. Rows of runs are what RUF
+// keeps in L2; the label image is not read at all.
 //
 // A thread block takes a region of 2 words x 16 rows x 8 slices (64 x 16 x 8 voxels, as the
 // generic pass, so every sum over it fits 32 bits); its warp w takes slice w, lane l word l % 2 of
@@ -83,6 +83,7 @@ struct RunInput {
   RunGrid grid;
   RunRegions regions;
   const kernels3d::RowWord* words;
+  const std::uint32_t* starts;   // a label map's (RufRuns)
   const std::uint32_t* parents;  // compressed: every run's parent is its root
   RootLabels labels;
   // With kCountOnDevice: the component count, and nothing done where it exceeds the table's
@@ -107,7 +108,13 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   const std::uint32_t w = region_x * kSliceWords + lane % kSliceWords;
   const bool inside = w < grid.words_x && origin.y + y < grid.ny && origin.z + z < grid.nz;
   const auto row = static_cast<std::uint32_t>(inside ? (origin.z + z) * grid.ny + origin.y + y : 0);
-  const WordView view = inside ? kernels3d::view_word(input.words, grid, row, w) : WordView{};
+  WordView view;
+  if (inside) {
+    view = input.starts != nullptr
+               ? kernels3d::view_word(kernels3d::LabelMapStarts{input.words, input.starts}, grid,
+                                      row, w)
+               : kernels3d::view_word(kernels3d::MaskRuns{input.words}, grid, row, w);
+  }
 
   extern __shared__ unsigned char shared_bytes[];
   RegionMoments& region = *reinterpret_cast<RegionMoments*>(shared_bytes);
@@ -121,7 +128,7 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
   // A round takes a lane's next segment and those after it of the same root (a dense word's
   // segments are mostly one component's), whose root loads then wait one after the other.
   std::uint32_t left = view.foreground;  // the segments not yet offered
-  Segment next = kernels3d::take_segment(left, view.foreground);
+  Segment next = kernels3d::take_segment(left, view.foreground, view.starts);
   std::uint32_t next_key = next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
   while (__any_sync(kFullWarp, next_key != 0)) {
     const std::uint32_t current_key = next_key;
@@ -131,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
       sums = kernels3d::segment_sums(x_in_region + static_cast<std::uint32_t>(next.first),
                                      next.length, y);
       for (;;) {
-        next = kernels3d::take_segment(left, view.foreground);
+        next = kernels3d::take_segment(left, view.foreground, view.starts);
         next_key = next.length != 0 ? input.parents[view.key_at(next.first)] + 1 : 0;
         if (next_key != current_key) break;
         kernels3d::fold(
@@ -163,11 +170,9 @@ __global__ void __launch_bounds__(kThreads, 4) accumulate_run_moments(RunInput i
 }
 
 RunInput run_input(const RufRuns& runs, const std::uint32_t* device_count) {
-  return {runs.grid,
-          make_run_regions(runs.grid),
-          runs.words,
-          runs.parents,
-          RootLabels{runs.root_bitmap, runs.words_before},
+  return {runs.grid,    make_run_regions(runs.grid),
+          runs.words,   runs.starts,
+          runs.parents, RootLabels{runs.root_bitmap, runs.words_before},
           device_count};
 }
 

@@ -17,6 +17,7 @@ namespace volccl::detail {
 struct RufRuns {
   kernels3d::RunGrid grid;
   const kernels3d::RowWord* words;
+  const std::uint32_t* starts;  // a label map's runs' starts (LabelMapRuns); null for a mask
   const std::uint32_t* parents;
   const std::uint32_t* root_bitmap;
   const std::uint32_t* words_before;

@@ -24,11 +24,13 @@ struct Segment {
   std::uint32_t length;
 };
 
-// The lowest segment of `left` (the foreground not yet taken), removed from it.
-VOLCCL_HD Segment take_segment(std::uint32_t& left, std::uint32_t foreground) {
+// The lowest segment of `left` (the foreground not yet taken), removed from it: it ends before
+// the next background voxel or the next run's start (`starts`; in a mask only the first).
+VOLCCL_HD Segment take_segment(std::uint32_t& left, std::uint32_t foreground,
+                               std::uint32_t starts) {
   if (left == 0) return {0, 0};
   const int first = lowest_bit(left);
-  const std::uint32_t after = ~(foreground >> first);
+  const std::uint32_t after = ~(foreground >> first) | ((starts >> first) & ~1u);
   const std::uint32_t length =
       after == 0 ? kWordVoxels - first : static_cast<std::uint32_t>(lowest_bit(after));
   left &= ~(bits_through(first + static_cast<int>(length) - 1) & ~bits_through(first - 1));

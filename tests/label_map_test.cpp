@@ -179,6 +179,25 @@ TEST_P(LabelMap, RandomMapsOfManyValuesAndGranularities) {
   }
 }
 
+// Runs across the words of 32 voxels and the row tiles of RUF's Initialization in every
+// position, and rows too long for a tile (more than 1024 voxels).
+TEST_P(LabelMap, RunsAcrossWordsAndTiles) {
+  if (planar()) GTEST_SKIP() << "volumes only: the words and tiles of RUF's rows";
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  for (const Extent3 extent : {Extent3{100, 70, 41}, Extent3{1100, 5, 4}}) {
+    for (std::size_t value_count : {2, 16, 65536}) {
+      for (unsigned granularity : {1u, 3u, 7u}) {
+        const std::uint32_t case_seed =
+            seed + static_cast<std::uint32_t>(value_count * 8 + granularity + extent.x);
+        EXPECT_TRUE(labels_as<std::uint32_t>(
+            random_map<std::uint32_t>(extent, value_count, granularity, 0.15, 0, case_seed),
+            options()));
+      }
+    }
+  }
+}
+
 TEST_P(LabelMap, EveryTypeWithExtremeValues) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));

@@ -80,12 +80,12 @@ TEST(RufLogic3d, KeyAtEveryColumnIsTheKeyOfItsRun) {
     const std::uint32_t first_key = Row::kRow * row.grid.run_capacity;
     int runs = 0;
     for (int run : row.run_of) runs = run + 1 > runs ? run + 1 : runs;
-    EXPECT_EQ(kernels3d::row_runs(row.words.data(), row.grid, Row::kRow),
+    EXPECT_EQ(kernels3d::row_runs(kernels3d::MaskRuns{row.words.data()}, row.grid, Row::kRow),
               static_cast<std::uint32_t>(runs))
         << "nx " << nx << ", trial " << trial;
     for (std::uint32_t w = 0; w < row.grid.words_x; ++w) {
       const kernels3d::WordView view =
-          kernels3d::view_word(row.words.data(), row.grid, Row::kRow, w);
+          kernels3d::view_word(kernels3d::MaskRuns{row.words.data()}, row.grid, Row::kRow, w);
       for (int q = -1; q <= static_cast<int>(kWordVoxels); ++q) {
         const std::int64_t x = std::int64_t{w} * kWordVoxels + q;
         if (x < 0 || x >= nx || row.run_of[x] < 0) continue;
@@ -248,8 +248,9 @@ TEST(RufLogic3d, SegmentsAndPackedSumsOfAWarpSliceMatchTheVoxels) {
       std::uint32_t left = words[lane];
       bool fold_next = false;
       kernels3d::PackedSegmentSums lane_sums{};
-      for (kernels3d::Segment segment = kernels3d::take_segment(left, words[lane]);
-           segment.length != 0; segment = kernels3d::take_segment(left, words[lane])) {
+      const std::uint32_t starts = kernels3d::run_starts(words[lane], false);
+      for (kernels3d::Segment segment = kernels3d::take_segment(left, words[lane], starts);
+           segment.length != 0; segment = kernels3d::take_segment(left, words[lane], starts)) {
         const std::uint32_t bits =
             kernels3d::bits_through(segment.first + static_cast<int>(segment.length) - 1) &
             ~kernels3d::bits_through(segment.first - 1);
