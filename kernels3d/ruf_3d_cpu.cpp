@@ -211,10 +211,11 @@ LabelResult label_label_map(const HostLabelCall& call) {
 }  // namespace
 
 LabelResult label_ruf_3d_cpu(const HostLabelCall& call) {
-  if (call.input.label_map) {
-    return call.options.connectivity == 6 ? label_label_map<6>(call) : label_label_map<18>(call);
-  }
-  return call.options.connectivity == 6 ? label_mask<6>(call) : label_mask<18>(call);
+  return kernels3d::with_connectivity(call.options.connectivity, [&](auto connectivity) {
+    constexpr int kConnectivity = decltype(connectivity)::value;
+    return call.input.label_map ? label_label_map<kConnectivity>(call)
+                                : label_mask<kConnectivity>(call);
+  });
 }
 
 }  // namespace volccl::detail

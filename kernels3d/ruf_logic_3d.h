@@ -1,5 +1,5 @@
-// Row logic of RUF, the 3D union-find over runs for 6- and 18-connectivity, written once for the
-// CUDA kernels (ruf_3d.cu) and the CPU backend (ruf_3d_cpu.cpp).
+// Row logic of RUF, the 3D union-find over runs for 6-, 18- and 26-connectivity, written once for
+// the CUDA kernels (ruf_3d.cu) and the CPU backend (ruf_3d_cpu.cpp).
 //
 // Why runs: HA4 (HA4 paper Sec. IV-A, IV-B) makes the nodes of its union-find the segments
 // (runs) of a row, found from a bitmask of the row's pixels, and unites only the starts of
@@ -20,11 +20,11 @@
 // that start before it in its row), and unites the runs within each tile of rows (RunTiling: on
 // the GPU a thread block's rows, in shared memory), pointing every run at its tile's root. Merge,
 // a thread per word of the rows that touch another tile's (MergeRows), makes the Unions between
-// tiles. Both make the Unions of RunUnions: each run
-// with the runs it touches in the rows before it, one Union per overlap of two runs under 6,
-// also the corner contacts and the diagonal rows under 18, less the overlaps that contacts made
-// elsewhere already join. Compression points every run at its root and marks the roots;
-// FinalLabeling labels each word's voxels from its runs' roots.
+// tiles. Both make the Unions of RunUnions: each run with the runs it touches in the rows before
+// it, one Union per overlap of two runs under 6, also the corner contacts and the diagonal rows
+// under 18 (and their corners under 26), less the overlaps that contacts made elsewhere already
+// join. Compression points every run at its root and marks the roots; FinalLabeling labels each
+// word's voxels from its runs' roots.
 //
 // Label maps: a run is a stretch of one value, so a row may hold a run per voxel, and two runs
 // touch only where their voxels have equal values. A first pass records, per word, where its runs
@@ -32,16 +32,18 @@
 // once; the steps then read those bits where a mask's read its foreground (LabelMapRuns, and
 // RunUnions with kLabelMap), so the skips and the corners keep their reasoning.
 //
-// Why `auto` takes RUF at 6 and UFB at 18 (bench/RESULTS.md, bench/notes/union-find-3d.md): at
+// Why `auto` takes RUF for masks at 6 only, UFB at 18 and BUF at 26 (the block labelers: a 2x2x2
+// block is one node at 26) (bench/RESULTS.md, bench/notes/union-find-3d.md): at
 // 6 RUF is faster than UFB on the random and the real volumes, the tiles helping most at
 // granularity 1. At 18 RUF wins at granularity 8 and on the real volumes, but at granularity 1 a
 // warp's lanes wait for the one with the most Unions and RUF falls well behind UFB (whose 2x2x1
-// blocks take the rows' contacts in). Label maps take RUF at both on the GPU, where it is faster
-// than UF (bench/notes/label-maps.md).
+// blocks take the rows' contacts in). Label maps take RUF at all three on the GPU, where it is
+// faster than UF (bench/notes/label-maps.md).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/host_device.h"
 #include "runtime/raster_rank.h"
@@ -55,6 +57,20 @@ using detail::lowest_bit;
 using detail::popcount;
 
 constexpr std::uint32_t kWordVoxels = 32;
+
+// Calls run(std::integral_constant<int, C>{}) with the connectivity C (6, 18 or 26), so that
+// the backends' steps are instantiated per connectivity.
+template <class Run>
+decltype(auto) with_connectivity(int connectivity, const Run& run) {
+  switch (connectivity) {
+    case 6:
+      return run(std::integral_constant<int, 6>{});
+    case 18:
+      return run(std::integral_constant<int, 18>{});
+    default:
+      return run(std::integral_constant<int, 26>{});
+  }
+}
 
 struct RunGrid {
   std::uint32_t nx = 1, ny = 1, nz = 1;
@@ -129,7 +145,7 @@ inline RunTiling make_run_tiling(const RunGrid& grid) {
 }
 
 // The rows before (y, z) whose runs a run of (y, z) can touch, as bits: above (y-1, z), behind
-// (y, z-1) and, under 18, above behind (y-1, z-1) and below behind (y+1, z-1).
+// (y, z-1) and, under 18 and 26, above behind (y-1, z-1) and below behind (y+1, z-1).
 constexpr std::uint32_t kRowAbove = 1, kRowBehind = 2, kRowAboveBehind = 4, kRowBelowBehind = 8;
 
 VOLCCL_HD std::uint32_t rows_before(const RunGrid& grid, std::uint32_t y, std::uint32_t z) {
@@ -175,35 +191,40 @@ VOLCCL_HD RowWord make_row_word(std::uint32_t foreground, std::uint32_t runs_bef
 
 // A label map's runs end where the value changes, and two voxels touch only where their values
 // are equal, so its words say more than the foreground: where runs begin and, for each of these
-// neighbours in the rows before, which voxels have its value. Under 6 the first two, under 18 all
-// eight (a voxel's lower neighbours other than the one on its left).
+// neighbours in the rows before, which voxels have its value. Under 6 the first two, under 18 the
+// first eight, under 26 all twelve (a voxel's lower neighbours other than the one on its left).
 enum JoinKind : int {
-  kJoinAbove,        // (0, -1, 0)
-  kJoinBehind,       // (0, 0, -1)
-  kJoinAboveBehind,  // (0, -1, -1)
-  kJoinBelowBehind,  // (0, 1, -1)
-  kJoinAboveLeft,    // (-1, -1, 0)
-  kJoinAboveRight,   // (1, -1, 0)
-  kJoinBehindLeft,   // (-1, 0, -1)
-  kJoinBehindRight,  // (1, 0, -1)
+  kJoinAbove,             // (0, -1, 0)
+  kJoinBehind,            // (0, 0, -1)
+  kJoinAboveBehind,       // (0, -1, -1)
+  kJoinBelowBehind,       // (0, 1, -1)
+  kJoinAboveLeft,         // (-1, -1, 0)
+  kJoinAboveRight,        // (1, -1, 0)
+  kJoinBehindLeft,        // (-1, 0, -1)
+  kJoinBehindRight,       // (1, 0, -1)
+  kJoinAboveBehindLeft,   // (-1, -1, -1)
+  kJoinAboveBehindRight,  // (1, -1, -1)
+  kJoinBelowBehindLeft,   // (-1, 1, -1)
+  kJoinBelowBehindRight,  // (1, 1, -1)
 };
-constexpr int kJoinKindCount = 8;
+constexpr int kJoinKindCount = 12;
 constexpr int kOverlapKinds = 4;  // the kinds of dx = 0: contacts of a run with runs it overlaps
 
-VOLCCL_HD constexpr int join_kinds(int connectivity) { return connectivity == 6 ? 2 : 8; }
+VOLCCL_HD constexpr int join_kinds(int connectivity) {
+  return connectivity == 6 ? 2 : (connectivity == 18 ? 8 : 12);
+}
 
+// The row of a kind: 0 above, 1 behind, 2 above behind, 3 below behind.
+VOLCCL_HD constexpr int join_row(int kind) {
+  return kind < kOverlapKinds ? kind : (kind - kOverlapKinds) / 2;
+}
 VOLCCL_HD constexpr int join_dx(int kind) {
   return kind < kOverlapKinds ? 0 : (kind % 2 == 0 ? -1 : 1);
 }
 VOLCCL_HD constexpr int join_dy(int kind) {
-  return kind == kJoinAbove || kind == kJoinAboveBehind || kind == kJoinAboveLeft ||
-                 kind == kJoinAboveRight
-             ? -1
-             : (kind == kJoinBelowBehind ? 1 : 0);
+  return join_row(kind) == 0 || join_row(kind) == 2 ? -1 : (join_row(kind) == 3 ? 1 : 0);
 }
-VOLCCL_HD constexpr int join_dz(int kind) {
-  return kind == kJoinAbove || kind == kJoinAboveLeft || kind == kJoinAboveRight ? 0 : -1;
-}
+VOLCCL_HD constexpr int join_dz(int kind) { return join_row(kind) == 0 ? 0 : -1; }
 
 template <int Connectivity>
 struct JoinWords {
@@ -420,7 +441,7 @@ struct MaskRuns {
   const RowWord* words;
 
   // The word at `word` (its row's first key `row_key`); `with_after`: also WordView::after
-  // (18's corners need it), unless it is its row's last.
+  // (the corners of 18 and 26 need it), unless it is its row's last.
   VOLCCL_HD WordView view(std::uint64_t word, std::uint32_t row_key, bool last_of_row,
                           bool with_after) const {
     WordView view = make_view(row_key, words[word]);
@@ -492,9 +513,10 @@ VOLCCL_HD WordView view_word(const Runs& runs, const RunGrid& grid, std::uint32_
 // - behind, where the first column q is foreground above and above behind: own ~ above (this
 //   word's overlap above), above ~ above behind (the row above's overlap behind), above behind ~
 //   behind (the row behind's overlap above);
-// - above behind (18), where q is foreground above: own ~ above ~ above behind;
-// - below behind (18), where q is foreground behind: own ~ behind ~ below behind (that row's
+// - above behind (18, 26), where q is foreground above: own ~ above ~ above behind;
+// - below behind (18, 26), where q is foreground behind: own ~ behind ~ below behind (that row's
 //   overlap above).
+// Corner contacts are made with the rows above and behind under 18, with all four under 26.
 // Which of Initialization (in a tile) and Merge (between tiles) makes an overlap's Union does not
 // change whether it is made; a row the caller does not hold is empty and skips nothing.
 // `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
@@ -525,8 +547,8 @@ struct RunUnions {
     }
   }
 
-  // Under 18, runs that touch without overlapping: one ends at column q, the other begins at
-  // q + 1. In a label map, `joins_next` and `joins_previous`: own voxel q has the value of the
+  // Under 18 and 26, runs that touch without overlapping: one ends at column q, the other begins
+  // at q + 1. In a label map, `joins_next` and `joins_previous`: own voxel q has the value of the
   // other's q + 1 and q - 1.
   VOLCCL_HD void unite_corners(const WordView& own, const WordView& other, std::uint32_t joins_next,
                                std::uint32_t joins_previous, std::uint32_t columns) const {
@@ -582,7 +604,7 @@ struct RunUnions {
                kLabelMap ? joins[kJoinAbove] & views.above_joins_behind
                          : views.above.foreground & views.above_behind.foreground);
     }
-    if (Connectivity != 18) return;
+    if (Connectivity == 6) return;
     if ((rows & kRowAbove) != 0) {
       unite_corners(own, views.above, joins[kJoinAboveRight], joins[kJoinAboveLeft], columns);
     }
@@ -596,6 +618,15 @@ struct RunUnions {
     if ((rows & kRowBelowBehind) != 0) {
       overlaps(views.below_behind, kJoinBelowBehind,
                kLabelMap ? joins[kJoinBehind] : views.behind.foreground);
+    }
+    if (Connectivity != 26) return;
+    if ((rows & kRowAboveBehind) != 0) {
+      unite_corners(own, views.above_behind, joins[kJoinAboveBehindRight],
+                    joins[kJoinAboveBehindLeft], columns);
+    }
+    if ((rows & kRowBelowBehind) != 0) {
+      unite_corners(own, views.below_behind, joins[kJoinBelowBehindRight],
+                    joins[kJoinBelowBehindLeft], columns);
     }
   }
 };
@@ -619,7 +650,8 @@ template <int Connectivity, class Runs>
 VOLCCL_HD std::uint32_t contacts_in_tile(const RunGrid& grid, const RunTiling& tiling,
                                          const Runs& tile_runs, std::uint32_t row_in_tile,
                                          TileRow at, std::uint32_t w, RowViews& views) {
-  constexpr bool kCorners = Connectivity == 18;
+  constexpr bool kCorners = Connectivity != 6;
+  constexpr bool kDiagonalCorners = Connectivity == 26;
   const std::uint32_t in_tile = rows_before_in_tile(grid, tiling, at.y, at.z);
   const std::uint32_t rows = in_tile & (kCorners ? ~0u : kRowAbove | kRowBehind);
   if (rows == 0) return 0;
@@ -638,10 +670,10 @@ VOLCCL_HD std::uint32_t contacts_in_tile(const RunGrid& grid, const RunTiling& t
   }
   if ((in_tile & kRowBehind) != 0) views.behind = view(row_in_tile - tile_y, kCorners);
   if ((in_tile & kRowAboveBehind) != 0 && (kCorners || !Runs::kLabelMap)) {
-    views.above_behind = view(row_in_tile - tile_y - 1, false);
+    views.above_behind = view(row_in_tile - tile_y - 1, kDiagonalCorners);
   }
   if (kCorners && (in_tile & kRowBelowBehind) != 0) {
-    views.below_behind = view(row_in_tile - tile_y + 1, false);
+    views.below_behind = view(row_in_tile - tile_y + 1, kDiagonalCorners);
   }
   return rows;
 }
@@ -656,9 +688,9 @@ VOLCCL_HD std::uint32_t key_in_volume(const RunGrid& grid, const RunTiling& tili
 
 // The rows that Merge visits: those with a row before them in another tile. That is every row of
 // a tile's first slice (z a multiple of the tile's depth) and, in its other slices, the rows at a
-// tile's first y and, under 18, at its last (whose row below behind is in the next tile): 23 % of
-// the rows at 256^3 at 6. Merge's threads are numbered over them, tile slab by tile slab along z,
-// so that the others cost no thread (when a thread per word exited for them, most of Merge's
+// tile's first y and, under 18 and 26, at its last (whose row below behind is in the next tile): 23
+// % of the rows at 256^3 at 6. Merge's threads are numbered over them, tile slab by tile slab along
+// z, so that the others cost no thread (when a thread per word exited for them, most of Merge's
 // threads did nothing). Slots numbered past the volume's rows (a partial last tile) are `inside`
 // false.
 struct MergeRows {
@@ -674,7 +706,7 @@ MergeRows make_merge_rows(const RunGrid& grid, const RunTiling& tiling) {
   if (tiling.log2_y == 0) {
     rows.per_slice = grid.ny;
   } else {
-    rows.per_slice = Connectivity == 18 ? 2 * tiling.tiles_y : tiling.tiles_y;
+    rows.per_slice = Connectivity != 6 ? 2 * tiling.tiles_y : tiling.tiles_y;
   }
   rows.per_slab = grid.ny + ((1u << tiling.log2_z) - 1) * rows.per_slice;
   rows.slots = rows.per_slab * ((grid.nz + (1u << tiling.log2_z) - 1) >> tiling.log2_z);
@@ -702,7 +734,7 @@ VOLCCL_HD MergeRow merge_row(const RunGrid& grid, const RunTiling& tiling, const
     z += 1 + slice;
     if (tiling.log2_y == 0) {
       y = j;
-    } else if (Connectivity == 18) {
+    } else if (Connectivity != 6) {
       y = ((j >> 1) << tiling.log2_y) + ((j & 1u) != 0 ? (1u << tiling.log2_y) - 1 : 0u);
     } else {
       y = j << tiling.log2_y;
@@ -719,7 +751,8 @@ VOLCCL_HD std::uint32_t contacts_between_tiles(const Runs& runs, const RunGrid& 
                                                const RunTiling& tiling, std::uint32_t row,
                                                std::uint32_t y, std::uint32_t z, std::uint32_t w,
                                                std::uint32_t columns, RowViews& views) {
-  constexpr bool kCorners = Connectivity == 18;
+  constexpr bool kCorners = Connectivity != 6;
+  constexpr bool kDiagonalCorners = Connectivity == 26;
   const std::uint32_t present = rows_before(grid, y, z);
   const std::uint32_t rows = present & ~rows_before_in_tile(grid, tiling, y, z) &
                              (kCorners ? ~0u : kRowAbove | kRowBehind);
@@ -739,10 +772,10 @@ VOLCCL_HD std::uint32_t contacts_between_tiles(const Runs& runs, const RunGrid& 
     views.behind = view_word(runs, grid, row - grid.ny, w, kCorners);
   }
   if ((rows & kRowAboveBehind) != 0 || (!Runs::kLabelMap && skips_behind)) {
-    views.above_behind = view_word(runs, grid, row - grid.ny - 1, w);
+    views.above_behind = view_word(runs, grid, row - grid.ny - 1, w, kDiagonalCorners);
   }
   if ((rows & kRowBelowBehind) != 0) {
-    views.below_behind = view_word(runs, grid, row - grid.ny + 1, w);
+    views.below_behind = view_word(runs, grid, row - grid.ny + 1, w, kDiagonalCorners);
   }
   return rows;
 }

@@ -1,6 +1,8 @@
 // Bad input is refused with volccl's exceptions, and names survive a round trip.
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -144,12 +146,15 @@ TEST(Errors, BlockAlgorithmsNeedConnectivity26) {
 
 // UFB's 2x1x1 and 2x2x1 blocks and RUF's runs serve 6 and 18 only: 26 and the 2D
 // connectivities are refused with the algorithm and the connectivity named.
-TEST(Errors, UfbAndRufNeedConnectivity6Or18) {
+// UFB takes 6 and 18 only; RUF every volume connectivity, and no image's.
+TEST(Errors, UfbAndRufRefuseTheConnectivitiesTheyLack) {
   std::vector<std::uint8_t> mask(8, 1);
   std::vector<std::uint32_t> labels(8);
-  for (Algorithm algorithm : {Algorithm::ufb, Algorithm::ruf}) {
+  const std::vector<std::pair<Algorithm, std::vector<int>>> refused = {{Algorithm::ufb, {26, 8, 4}},
+                                                                       {Algorithm::ruf, {8, 4}}};
+  for (const auto& [algorithm, connectivities] : refused) {
     const std::string name = to_string(algorithm);
-    for (int connectivity : {26, 8, 4}) {
+    for (int connectivity : connectivities) {
       LabelOptions options;
       options.algorithm = algorithm;
       options.connectivity = connectivity;
@@ -164,7 +169,11 @@ TEST(Errors, UfbAndRufNeedConnectivity6Or18) {
         EXPECT_NE(message.find(std::to_string(connectivity)), std::string::npos) << message;
       }
     }
-    for (int connectivity : {6, 18}) {
+    for (int connectivity : {6, 18, 26}) {
+      if (std::find(connectivities.begin(), connectivities.end(), connectivity) !=
+          connectivities.end()) {
+        continue;
+      }
       LabelOptions options;
       options.algorithm = algorithm;
       options.connectivity = connectivity;
@@ -179,7 +188,7 @@ TEST(Names, SupportsTable) {
     EXPECT_TRUE(supports(Algorithm::automatic, connectivity)) << connectivity;
     EXPECT_TRUE(supports(Algorithm::uf, connectivity)) << connectivity;
     EXPECT_EQ(supports(Algorithm::ufb, connectivity), connectivity != 26) << connectivity;
-    EXPECT_EQ(supports(Algorithm::ruf, connectivity), connectivity != 26) << connectivity;
+    EXPECT_TRUE(supports(Algorithm::ruf, connectivity)) << connectivity;
     for (Algorithm algorithm :
          {Algorithm::buf, Algorithm::buf_ic, Algorithm::bke, Algorithm::bke_ic}) {
       EXPECT_EQ(supports(algorithm, connectivity), connectivity == 26)

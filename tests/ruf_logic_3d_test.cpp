@@ -199,8 +199,8 @@ void expect_merge_rows_cover_the_contacts_between_tiles(std::uint32_t nx, std::u
       }
     }
   }
-  // The others: the volume's first slice, the first row of a slice (y = 0) and, under 18, its
-  // last.
+  // The others: the volume's first slice, the first row of a slice (y = 0) and, under 18 and 26,
+  // its last.
   EXPECT_LE(inside, needed + ny + 2 * nz);
   EXPECT_LE(merge_rows.slots, inside + 2 * nz * merge_rows.per_slice);
 }
@@ -211,6 +211,7 @@ TEST(RufLogic3d, MergeRowsCoverTheContactsBetweenTilesOnce) {
                                  std::pair{64u, 64u}, std::pair{9u, 17u}, std::pair{2u, 3u}}) {
       expect_merge_rows_cover_the_contacts_between_tiles<6>(nx, ny, nz);
       expect_merge_rows_cover_the_contacts_between_tiles<18>(nx, ny, nz);
+      expect_merge_rows_cover_the_contacts_between_tiles<26>(nx, ny, nz);
     }
   }
 }

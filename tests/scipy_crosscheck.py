@@ -35,9 +35,9 @@ except ImportError as error:
 
 ALGORITHMS = ["buf", "buf-ic", "bke", "bke-ic", "uf", "ufb", "ruf", "ke", "ha4", "ha4-64", "le",
               "tm", "auto"]
-# The algorithms of each connectivity: the block-based ones need 26 or 8, ufb and ruf 6 or 18,
-# ke, ha4, le and tm are 2D; uf and rts take all five.
-SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "rts", "auto"],
+# The algorithms of each connectivity: the block-based ones need 26 or 8, ufb 6 or 18, ruf a
+# volume; ke, ha4, le and tm are 2D; uf and rts take all five.
+SUPPORTED = {26: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ruf", "rts", "auto"],
              6: ["uf", "ufb", "ruf", "rts", "auto"], 18: ["uf", "ufb", "ruf", "rts", "auto"],
              8: ["buf", "buf-ic", "bke", "bke-ic", "uf", "ke", "ha4", "ha4-64", "le", "tm",
                  "rts", "auto"],

@@ -342,7 +342,7 @@ def connectivity_6_18_26(cli, work):
         write_mha(os.path.join(work, f"{name}.mha"), size, mask, "MET_UCHAR")
         for connectivity in (6, 18, 26):
             expected, counts[name, connectivity] = label(mask, size, connectivity)
-            for algorithm in ("auto", "uf", *(("ufb", "ruf") if connectivity != 26 else ())):
+            for algorithm in ("auto", "uf", "ruf", *(("ufb",) if connectivity != 26 else ())):
                 result = cli.run("label", f"{name}.mha", "--connectivity", str(connectivity),
                                  "--algorithm", algorithm, "-o", "labels.mha", "--force",
                                  cwd=work)
