@@ -891,8 +891,14 @@ class RunScan {
       const IndexedRow<Run>* earlier[4];
       for (int n = 0; n < count; ++n) earlier[n] = &ring[(neighbours[n].row - first) % ring.size()];
       // Words of columns cost per word, windows per run: rows of many short runs go by words.
-      if (connectivity_ == 6 && current.runs.size() > 2 * grid_.words_per_row) {
-        unite_faces(row, current, neighbours, earlier, count, unions);
+      // At 18 and 26, whose words also take the corners of up to four rows, only a label map's
+      // rows of four times as many runs, mostly of values side by side, whose windows' value
+      // comparisons mispredict (on rows of longer runs, or of runs ending at the background as
+      // in a mask, the windows won).
+      const std::size_t runs_for_words = (connectivity_ == 6 ? 2 : 8) * grid_.words_per_row;
+      if (current.runs.size() > runs_for_words &&
+          (connectivity_ == 6 || (kValued && mostly_side_by_side(row, current.runs.size())))) {
+        unite_by_words(row, current, neighbours, earlier, count, unions);
         continue;
       }
       for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
@@ -922,39 +928,97 @@ class RunScan {
     }
   }
 
-  // At 6 (4 in an image) a run meets a run of a row before it across each maximal stretch of
-  // columns where both rows hold a voxel that meets the other's (face_word) and no run of the row
-  // starts past its first column: one contact per stretch, found a word of columns at a time
-  // instead of a window of x per run. Each run's parent becomes the smallest root among those it
-  // meets (`meet`, in x order), itself when none.
-  void unite_faces(std::uint32_t row, const IndexedRow<Run>& current,
-                   const NeighbourRow* neighbours, const IndexedRow<Run>* const* earlier, int count,
-                   const RunForest::Unions& unions) {
+  // Whether more than half of a label map row's `runs` begin beside a run of another value.
+  bool mostly_side_by_side(std::uint32_t row, std::size_t runs) {
+    const std::uint64_t* row_foreground = foreground(row);
+    const std::uint64_t* row_starts = starts(row);
+    std::uint64_t carry = 0;
+    std::size_t beside = 0;
+    for (std::uint32_t w = 0; w < grid_.words_per_row; ++w) {
+      beside += popcount64(row_starts[w] & ((row_foreground[w] << 1) | carry));
+      carry = row_foreground[w] >> 63;
+    }
+    return 2 * beside > runs;
+  }
+
+  // A label map's corner contacts of word w of `row` with the earlier row `other` (across an edge
+  // or a corner): bit q of `ends`, the run of `row` ending at q meets the run of `other` beginning
+  // at q + 1, of its value; of `begins`, the run beginning at q meets the other's ending at q - 1.
+  // Every other voxel of a run beside one of the other's, of its value, meets it across a face too
+  // (the run goes on beside it, or the other's does), where face_word finds it.
+  void corner_words(std::uint32_t row, std::uint32_t other, std::uint32_t w, std::uint64_t& ends,
+                    std::uint64_t& begins) {
+    const bool last_word = w + 1 == grid_.words_per_row;
+    const auto next_bit = [&](const std::uint64_t* words) {
+      return last_word ? std::uint64_t{0} : (words[w + 1] & 1) << 63;
+    };
+    const auto previous_bit = [&](const std::uint64_t* words) {
+      return w == 0 ? std::uint64_t{0} : words[w - 1] >> 63;
+    };
+    const std::uint64_t* own_foreground = foreground(row);
+    const std::uint64_t* own_starts = starts(row);
+    const std::uint64_t* other_foreground = foreground(other);
+    const std::uint64_t* other_starts = starts(other);
+    // Bit q: voxel q + 1 (q - 1) of the row.
+    const std::uint64_t own_next = (own_foreground[w] >> 1) | next_bit(own_foreground);
+    const std::uint64_t own_next_starts = (own_starts[w] >> 1) | next_bit(own_starts);
+    const std::uint64_t other_next_starts = (other_starts[w] >> 1) | next_bit(other_starts);
+    const std::uint64_t other_previous =
+        (other_foreground[w] << 1) | previous_bit(other_foreground);
+    ends = own_foreground[w] & ~(own_next & ~own_next_starts) & other_next_starts;
+    begins = own_starts[w] & other_previous & ~(other_foreground[w] & ~other_starts[w]);
+    if ((ends | begins) == 0) return;
+    const std::uint32_t x0 = w * 64;
+    const auto* own_values = voxels_.values + grid_.first_voxel(row) + x0;
+    const auto* other_values = voxels_.values + grid_.first_voxel(other) + x0;
+    const std::uint32_t after = std::min<std::uint32_t>(64, grid_.nx - x0 - 1);
+    if (ends != 0) ends &= equal_values(own_values, other_values + 1, after);
+    if (begins != 0) {
+      const bool first_meets = x0 > 0 && own_values[0] == other_values[-1];
+      begins &= (equal_values(own_values + 1, other_values, after) << 1) | (first_meets ? 1 : 0);
+    }
+  }
+
+  // A run meets a run of a row before it across each maximal stretch of columns where both rows
+  // hold a voxel that meets the other's (face_word) and no run of the row starts past its first
+  // column: one contact per stretch, found a word of columns at a time instead of a window of x
+  // per run; in a label map at 18 and 26 also at the corners of runs' ends (corner_words), with
+  // the rows across an edge or a corner. Each run's parent becomes the smallest root among those
+  // it meets (`meet`, in x order), itself when none.
+  void unite_by_words(std::uint32_t row, const IndexedRow<Run>& current,
+                      const NeighbourRow* neighbours, const IndexedRow<Run>* const* earlier,
+                      int count, const RunForest::Unions& unions) {
     for (std::uint32_t k = 0; k < current.runs.size(); ++k) {
       unions.set_parent(current.first_run + k, current.first_run + k);
     }
     if (current.runs.empty() || count == 0) return;
     const std::uint64_t* own_bits = foreground(row);
-    std::uint64_t carry[2] = {0, 0};
+    std::uint64_t carry[4] = {0, 0, 0, 0};
     std::uint32_t run = ~0u;
     std::uint32_t root = 0;
     for (std::uint32_t w = 0; w < grid_.words_per_row; ++w) {
       if (own_bits[w] == 0) {
         // Sparse volumes: most words of a row with runs hold none.
-        carry[0] = carry[1] = 0;
+        for (std::uint64_t& carried : carry) carried = 0;
         continue;
       }
       // In a mask a stretch of columns in both rows lies in one run of each; in a label map a run
       // of the row may start inside it, where the values of both rows change together.
       const std::uint64_t cuts = kValued ? starts(row)[w] : 0;
-      std::uint64_t contacts[2] = {0, 0};
+      std::uint64_t contacts[4] = {0, 0, 0, 0};
+      std::uint64_t ends[4] = {0, 0, 0, 0};
+      std::uint64_t begins[4] = {0, 0, 0, 0};
+      std::uint64_t columns = 0;
       for (int n = 0; n < count; ++n) {
         const std::uint64_t meets = face_word(own_bits[w], row, neighbours[n].row, w);
         const std::uint64_t continued = (meets << 1) | carry[n];
         carry[n] = meets >> 63;
         contacts[n] = meets & ~(continued & ~cuts);
+        if constexpr (kValued) {
+          if (neighbours[n].reach != 0) corner_words(row, neighbours[n].row, w, ends[n], begins[n]);
+        }
+        columns |= contacts[n] | ends[n] | begins[n];
       }
-      std::uint64_t columns = contacts[0] | contacts[1];
       while (columns != 0) {
         const std::uint32_t i = lowest_bit(columns);
         columns &= columns - 1;
@@ -966,8 +1030,15 @@ class RunScan {
           root = own;
         }
         for (int n = 0; n < count; ++n) {
+          const IndexedRow<Run>& other = *earlier[n];
           if ((contacts[n] >> i) & 1) {
-            root = unions.meet(run, root, earlier[n]->first_run + earlier[n]->run_at[x]);
+            root = unions.meet(run, root, other.first_run + other.run_at[x]);
+          }
+          if ((ends[n] >> i) & 1) {
+            root = unions.meet(run, root, other.first_run + other.run_at[x + 1]);
+          }
+          if ((begins[n] >> i) & 1) {
+            root = unions.meet(run, root, other.first_run + other.run_at[x - 1]);
           }
         }
       }
