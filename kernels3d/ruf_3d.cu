@@ -5,8 +5,8 @@
 // memory; Merge takes a thread per word (or part of one), Compression half a warp per row,
 // FinalLabeling a thread per four voxels. With statistics, the Late pass over the runs
 // (ruf_statistics_3d.cu) runs before the runs are freed. A label map's words (foreground, where
-// its runs begin, which neighbours have a voxel's value) come first from a warp per word, a voxel
-// a lane, so that its values are read once, in whole lines.
+// its runs begin, which neighbours have a voxel's value) come first from a warp per row, a lane
+// per voxel of each word, so that its values are read once, in whole lines.
 #include <cstdint>
 
 #include "kernels3d/ruf_logic_3d.h"

@@ -10,11 +10,11 @@
 // the runs', so a volume of coarse objects has a few slots per row (a random 512^3 volume at
 // granularity 8 has 3.5 M runs against UFB's 33.5 M pairs, 14 MB of parents that stay in L2).
 //
-// Keys: run k of row r = z ny + y has key r * run_capacity + k, run_capacity = (nx + 1) / 2 the
-// most runs a row can hold; keys follow the raster order of the runs' first voxels, fewer than
-// the voxels, so that Union (union_find.h: the larger root linked under the smaller) leaves the
-// run of every component's first voxel as its root and a root bitmap over the keys ranks them
-// (raster_rank.h) into the numbering of ITK and scipy.
+// Keys: run k of row r = z ny + y has key r * run_capacity + k, run_capacity the most runs a row
+// can hold ((nx + 1) / 2 in a mask, nx in a label map); keys follow the raster order of the runs'
+// first voxels, no more than the voxels, so that Union (union_find.h: the larger root linked under
+// the smaller) leaves the run of every component's first voxel as its root and a root bitmap over
+// the keys ranks them (raster_rank.h) into the numbering of ITK and scipy.
 //
 // Steps: Initialization turns the mask into RowWords (the word's foreground bits and the runs
 // that start before it in its row), and unites the runs within each tile of rows (RunTiling: on
