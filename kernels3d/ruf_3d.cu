@@ -30,44 +30,6 @@ constexpr std::uint32_t kThreads = 256;
 constexpr std::uint32_t kInitThreads = kernels3d::kInitThreads;
 static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's tiles assume warps of 32 lanes");
 
-// What Initialization reads of each word: a mask's foreground and run starts, made from its bytes.
-struct MaskInput {
-  using Runs = kernels3d::MaskRuns;
-  static constexpr bool kLabelMap = false;
-  const std::uint8_t* mask;
-  __device__ std::uint32_t foreground(const RunGrid& grid, std::uint32_t row,
-                                      std::uint32_t w) const {
-    return kernels3d::mask_word(mask, grid, row, w);
-  }
-  __device__ std::uint32_t starts(std::uint32_t foreground, bool before, std::uint64_t) const {
-    return kernels3d::run_starts(foreground, before);
-  }
-  __host__ __device__ Runs runs(const RowWord* words, const std::uint32_t*) const {
-    return {words};
-  }
-};
-
-// A label map's, from make_label_map_words: the foreground in the words Initialization then
-// rewrites, the starts, the joins.
-template <int Connectivity>
-struct LabelMapInput {
-  using Runs = kernels3d::LabelMapRuns<Connectivity>;
-  static constexpr bool kLabelMap = true;
-  const RowWord* made;
-  const std::uint32_t* run_starts;
-  const JoinWords<Connectivity>* joins;
-  __device__ std::uint32_t foreground(const RunGrid& grid, std::uint32_t row,
-                                      std::uint32_t w) const {
-    return made[std::uint64_t{row} * grid.words_x + w].foreground;
-  }
-  __device__ std::uint32_t starts(std::uint32_t, bool, std::uint64_t word) const {
-    return run_starts[word];
-  }
-  __host__ __device__ Runs runs(const RowWord* words, const std::uint32_t* starts_of) const {
-    return {words, starts_of, joins};
-  }
-};
-
 // A warp per row of a label map, a lane per voxel of a word: each word's bits by ballots, the
 // words of a batch loaded together; the carry of a word from the last lane of the word before.
 constexpr std::uint32_t kWordsPerBatch = 4;
@@ -123,7 +85,7 @@ __global__ void make_label_map_words(Voxels voxels, RunGrid grid, Divisor by_ny,
 template <int Connectivity, class Input>
 __global__ void __launch_bounds__(kInitThreads)
     initialize(Input input, RunGrid grid, RunTiling tiling, int log2_lanes, ClearSpan clear,
-               RowWord* words, std::uint32_t* starts, std::uint32_t* parents) {
+               RowWord* words, std::uint32_t* parents) {
   zero_by_grid(clear);
   __shared__ RowWord tile_words[kInitThreads];
   __shared__ std::uint32_t tile_starts[Input::kLabelMap ? kInitThreads : 1];
@@ -339,7 +301,7 @@ unsigned blocks_for(std::uint64_t threads) {
 
 // `moments`: not null, the statistics from the runs (ruf_statistics_3d.cu), before the runs are
 // freed. `make_input(grid, words, starts, joins, stream)`: the Input of Initialization, a label
-// map's words made on `stream` (MaskInput or LabelMapInput).
+// map's words made on `stream` (MaskWordSource or LabelMapWordSource).
 template <int Connectivity, bool kLabelMap, class MakeInput>
 LabelResult label_ruf(const DeviceLabelCall& call, const MakeInput& make_input) {
   std::uint32_t* const labels = call.labels;
@@ -382,7 +344,7 @@ LabelResult label_ruf(const DeviceLabelCall& call, const MakeInput& make_input) 
                                            static_cast<int>(dynamic_shared)));
   }
   init<<<init_blocks, kInitThreads, dynamic_shared, stream>>>(
-      input, grid, tiling, log2_lanes, labeling.clear_span(), words, starts, parents);
+      input, grid, tiling, log2_lanes, labeling.clear_span(), words, parents);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);
   MergeLaunch launch;
@@ -428,7 +390,7 @@ template <int Connectivity>
 LabelResult label_mask(const DeviceLabelCall& call) {
   return label_ruf<Connectivity, false>(
       call, [&](const RunGrid&, RowWord*, std::uint32_t*, JoinWords<Connectivity>*, cudaStream_t) {
-        return MaskInput{call.mask};
+        return kernels3d::MaskWordSource{call.mask};
       });
 }
 
@@ -442,7 +404,7 @@ LabelResult label_label_map(const DeviceLabelCall& call) {
               voxels, grid, Divisor(grid.ny, grid.rows), words, starts, joins);
       VOLCCL_CUDA_CHECK(cudaGetLastError());
     });
-    return LabelMapInput<Connectivity>{words, starts, joins};
+    return kernels3d::LabelMapWordSource<Connectivity>{words, starts, joins};
   };
   return label_ruf<Connectivity, true>(call, make_input);
 }

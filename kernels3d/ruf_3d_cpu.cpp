@@ -19,44 +19,13 @@ using kernels3d::RowWord;
 using kernels3d::RunGrid;
 using kernels3d::RunTiling;
 
-// What Initialization reads of a row's word: its foreground and where its runs begin.
-struct WordBits {
-  std::uint32_t foreground, starts;
-};
-
-// A mask's words, made as Initialization reaches them.
-struct MaskWords {
-  using Runs = kernels3d::MaskRuns;
-  const std::uint8_t* mask;
-  WordBits bits(const RunGrid& grid, std::uint32_t row, std::uint32_t w, bool before) const {
-    const std::uint32_t foreground = kernels3d::mask_word(mask, grid, row, w);
-    return {foreground, kernels3d::run_starts(foreground, before)};
-  }
-  Runs runs(const RowWord* words, const std::uint32_t*) const { return {words}; }
-};
-
-// A label map's, made beforehand (make_label_map_words) with their joins.
-template <int Connectivity>
-struct LabelMapWords {
-  using Runs = kernels3d::LabelMapRuns<Connectivity>;
-  const RowWord* foreground;  // the words with their foreground alone, rewritten by Initialization
-  const std::uint32_t* starts;
-  const kernels3d::JoinWords<Connectivity>* joins;
-  WordBits bits(const RunGrid& grid, std::uint32_t row, std::uint32_t w, bool) const {
-    const std::uint64_t word = std::uint64_t{row} * grid.words_x + w;
-    return {foreground[word].foreground, starts[word]};
-  }
-  Runs runs(const RowWord* words, const std::uint32_t* run_starts) const {
-    return {words, run_starts, joins};
-  }
-};
-
-// `Words`: MaskWords or LabelMapWords, `grid` its make_run_grid. `words` holds row_word_count(grid)
-// words (a label map's with their foreground already), `starts` a label map's run starts.
-template <int Connectivity, class Words>
-LabelResult label_ruf(const Words& input, const RunGrid& grid, RowWord* words,
+// `Source`: kernels3d::MaskWordSource or LabelMapWordSource, `grid` its make_run_grid. `words`
+// holds row_word_count(grid) words (a label map's with their foreground already), `starts` a
+// label map's run starts.
+template <int Connectivity, class Source>
+LabelResult label_ruf(const Source& input, const RunGrid& grid, RowWord* words,
                       const std::uint32_t* starts, std::uint32_t* labels, HostLabeling& labeling) {
-  using Runs = typename Words::Runs;
+  using Runs = typename Source::Runs;
   const Runs volume_runs = input.runs(words, starts);
   const unsigned threads = labeling.threads();
   // Initialization writes every word and the slot of every run; no other slot is read.
@@ -82,15 +51,17 @@ LabelResult label_ruf(const Words& input, const RunGrid& grid, RowWord* words,
         std::uint32_t runs = 0;
         bool before = false;
         for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-          const WordBits bits = input.bits(grid, row, w, before);
-          const RowWord word = kernels3d::make_row_word(bits.foreground, runs, before);
-          words[std::uint64_t{row} * grid.words_x + w] = word;
+          const std::uint64_t word_index = std::uint64_t{row} * grid.words_x + w;
+          const std::uint32_t foreground = input.foreground(grid, row, w);
+          const std::uint32_t word_starts = input.starts(foreground, before, word_index);
+          const RowWord word = kernels3d::make_row_word(foreground, runs, before);
+          words[word_index] = word;
           tile_words[r * grid.words_x + w] = word;
-          if (Runs::kLabelMap) tile_starts[r * grid.words_x + w] = bits.starts;
+          if (Runs::kLabelMap) tile_starts[r * grid.words_x + w] = word_starts;
           kernels3d::make_runs_roots(tile_parents.data(), (r << tiling.log2_capacity) + runs,
-                                     bits.starts);
-          runs += popcount(bits.starts);
-          before = (bits.foreground >> 31) != 0;
+                                     word_starts);
+          runs += popcount(word_starts);
+          before = (foreground >> 31) != 0;
         }
         tile_runs[r] = runs;
       }
@@ -169,8 +140,8 @@ LabelResult label_mask(const HostLabelCall& call) {
   HostLabeling labeling(call.extent, call.options);
   const RunGrid grid = kernels3d::make_run_grid(call.extent);
   const std::unique_ptr<RowWord[]> words(new RowWord[kernels3d::row_word_count(grid)]);
-  return label_ruf<Connectivity>(MaskWords{call.mask}, grid, words.get(), nullptr, call.labels,
-                                 labeling);
+  return label_ruf<Connectivity>(kernels3d::MaskWordSource{call.mask}, grid, words.get(), nullptr,
+                                 call.labels, labeling);
 }
 
 // The label map's words, row by row: the foreground into `foreground`'s words, the runs' starts
@@ -204,7 +175,7 @@ LabelResult label_label_map(const HostLabelCall& call) {
     make_label_map_words<Connectivity>(voxels, grid, labeling.threads(), words.get(), starts.get(),
                                        joins.get());
   });
-  const LabelMapWords<Connectivity> input{words.get(), starts.get(), joins.get()};
+  const kernels3d::LabelMapWordSource<Connectivity> input{words.get(), starts.get(), joins.get()};
   return label_ruf<Connectivity>(input, grid, words.get(), starts.get(), call.labels, labeling);
 }
 

@@ -494,6 +494,44 @@ struct LabelMapRuns {
   }
 };
 
+// What Initialization reads of each word, its foreground and where its runs begin, and how the
+// later steps read the words it leaves (`runs`, over the volume's words or a tile's). A mask's
+// come from its bytes; the voxel before the word (`before`) tells where its first run begins.
+struct MaskWordSource {
+  using Runs = MaskRuns;
+  static constexpr bool kLabelMap = false;
+  const std::uint8_t* mask;
+  VOLCCL_HD std::uint32_t foreground(const RunGrid& grid, std::uint32_t row,
+                                     std::uint32_t w) const {
+    return mask_word(mask, grid, row, w);
+  }
+  VOLCCL_HD std::uint32_t starts(std::uint32_t foreground, bool before, std::uint64_t) const {
+    return run_starts(foreground, before);
+  }
+  VOLCCL_HD Runs runs(const RowWord* words, const std::uint32_t*) const { return {words}; }
+};
+
+// A label map's come from its words pass (label_map_word): the foreground in the words that
+// Initialization then rewrites in place, the starts and the joins.
+template <int Connectivity>
+struct LabelMapWordSource {
+  using Runs = LabelMapRuns<Connectivity>;
+  static constexpr bool kLabelMap = true;
+  const RowWord* made;
+  const std::uint32_t* run_starts;
+  const JoinWords<Connectivity>* joins;
+  VOLCCL_HD std::uint32_t foreground(const RunGrid& grid, std::uint32_t row,
+                                     std::uint32_t w) const {
+    return made[std::uint64_t{row} * grid.words_x + w].foreground;
+  }
+  VOLCCL_HD std::uint32_t starts(std::uint32_t, bool, std::uint64_t word) const {
+    return run_starts[word];
+  }
+  VOLCCL_HD Runs runs(const RowWord* words, const std::uint32_t* starts_of) const {
+    return {words, starts_of, joins};
+  }
+};
+
 // Word w of row `row` of the volume, with the row's global keys.
 template <class Runs>
 VOLCCL_HD WordView view_word(const Runs& runs, const RunGrid& grid, std::uint32_t row,
