@@ -6,11 +6,14 @@ For each GPU count of --workers (1,2,4: --processes worker processes per GPU, ea
 its own card through CUDA_VISIBLE_DEVICES, with --threads threads), each volume and each
 connectivity, it times volccl.dask.label_zarr (read the input's Zarr chunks into Dask chunks of
 --chunk, label, merge, relabel, write the labels in the input's Zarr chunks) and splits the
-tasks' time into phases from Dask's task stream, after a warm-up labeling on every worker.
+tasks' time into phases from Dask's task stream, after a warm-up labeling on every worker, and
+prints the median run's steps (the tasks of each name: when the first and last started, when the
+last ended, their seconds) to show the merge's chain and each phase's waves.
 With --cpus-per-gpu each GPU's worker processes keep to cores of their own, as dask-cuda's CPU
 affinity does. Every case is run --runs times (the median is reported, the slower middle run
 of an even count); the first run's output is read back and hashed per Zarr chunk, untimed,
-and the hashes must equal the first GPU count's. A --check-side corner of each volume is
+and the hashes must equal the first GPU count's (the CSV's labels_digest sums them up, to
+compare builds). A --check-side corner of each volume is
 labeled by volccl.dask and compared byte for byte with the in-core labeling (and scipy's with
 --scipy), and timed in core on one GPU for the throughput per GPU.
 
@@ -114,7 +117,8 @@ def _digest(block):
 def label_run(client, in_store, out_store, connectivity, device, chunk):
     """One run of volccl.dask.label_zarr, Dask chunks of `chunk` over the store's Zarr chunks:
     (wall seconds, N, per phase the tasks' seconds and the span from its first task's start to
-    its last task's end)."""
+    its last task's end, and the same per step: the tasks of one name, a tree level or a pass
+    of the merge)."""
     import distributed
 
     import volccl.dask as vdask
@@ -124,7 +128,7 @@ def label_run(client, in_store, out_store, connectivity, device, chunk):
         n = vdask.label_zarr(in_store, out_store, connectivity=connectivity, chunks=chunk,
                              overwrite=True, client=client, device=device)
         wall = time.perf_counter() - start
-    phases = {}
+    phases, steps = {}, {}
     for record in stream.data:
         phase = phase_of(record["key"])
         for part in record["startstops"]:
@@ -132,7 +136,30 @@ def label_run(client, in_store, out_store, connectivity, device, chunk):
                 busy, first, last = phases.get(phase, (0.0, np.inf, -np.inf))
                 phases[phase] = (busy + part["stop"] - part["start"], min(first, part["start"]),
                                  max(last, part["stop"]))
-    return wall, int(n), phases
+                steps.setdefault(step_of(record["key"]), []).append((part["start"],
+                                                                     part["stop"]))
+    return wall, int(n), phases, steps
+
+
+def step_of(key):
+    """A task's step: its key's name less the token (and a chunk's read, fused into it)."""
+    name = key[0] if isinstance(key, tuple) else str(key)
+    return name.rsplit("-", 1)[0].replace("from-zarr-", "")
+
+
+def print_steps(steps):
+    """The steps of one run in the order they started: when their first task started, their
+    last one started and their last one ended (seconds from the run's first task), how many
+    tasks, and their tasks' seconds in all, the median and the longest."""
+    origin = min(start for parts in steps.values() for start, _ in parts)
+    print("# step: first start, last start, last end s, tasks, task s: all, median, longest",
+          flush=True)
+    for name, parts in sorted(steps.items(), key=lambda item: min(item[1])):
+        starts = [start - origin for start, _ in parts]
+        took = [stop - start for start, stop in parts]
+        print(f"#   {name:<30} {min(starts):7.3f} {max(starts):7.3f} "
+              f"{max(stop for _, stop in parts) - origin:7.3f} {len(parts):5d} {sum(took):8.2f} "
+              f"{statistics.median(took):7.3f} {max(took):7.3f}", flush=True)
 
 
 def store_digests(client, store):
@@ -317,8 +344,8 @@ def main():
                     if run == 0:
                         hashes = store_digests(client, out_store)
                     shutil.rmtree(out_store, ignore_errors=True)
-                walls = [wall for wall, _, _ in runs]
-                wall, n, phases = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+                walls = [wall for wall, _, _, _ in runs]
+                wall, n, phases, steps = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
                 same = reference.setdefault((spec, connectivity), (n, hashes))
                 identical = same[0] == n and np.array_equal(same[1], hashes)
                 if not identical:
@@ -332,13 +359,16 @@ def main():
                        "runs_s": " ".join(f"{w:.2f}" for w in walls),
                        "gvoxels_per_s_per_worker": round(arguments.side ** 3 / wall / workers
                                                          / 1e9, 3),
-                       "identical_to_first": identical, "task_s": round(busy, 1)}
+                       "identical_to_first": identical,
+                       "labels_digest": hashlib.sha256(hashes.tobytes()).hexdigest()[:16],
+                       "task_s": round(busy, 1)}
                 for phase in ("read + label", "merge", "relabel + write", "gather", "other"):
                     busy_s, first, last = phases.get(phase, (0.0, 0.0, 0.0))
                     row[f"{phase} %"] = round(100 * busy_s / busy, 1)
                     row[f"{phase} span s"] = round(last - first, 2)
                 rows.append(row)
                 print(row, flush=True)
+                print_steps(steps)
         client.close()
         cluster.close()
     for spec in made:
