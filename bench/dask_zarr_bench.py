@@ -47,9 +47,14 @@ _PHASES = {"volccl-chunk": "read + label", "from-zarr-volccl-chunk": "read + lab
            "volccl-count-finalize-hlgfinalizecompute": "gather"}
 
 
-def phase_of(key):
+def key_name(key):
+    """A task key's name less its token."""
     name = key[0] if isinstance(key, tuple) else str(key)
-    name = name.rsplit("-", 1)[0]
+    return name.rsplit("-", 1)[0]
+
+
+def phase_of(key):
+    name = key_name(key)
     if name in _PHASES:
         return _PHASES[name]
     if name.startswith("volccl-"):
@@ -142,9 +147,8 @@ def label_run(client, in_store, out_store, connectivity, device, chunk):
 
 
 def step_of(key):
-    """A task's step: its key's name less the token (and a chunk's read, fused into it)."""
-    name = key[0] if isinstance(key, tuple) else str(key)
-    return name.rsplit("-", 1)[0].replace("from-zarr-", "")
+    """A task's step: its key's name (less the read of a chunk fused into its labeling)."""
+    return key_name(key).replace("from-zarr-", "")
 
 
 def print_steps(steps):

@@ -32,13 +32,13 @@
 // once; the steps then read those bits where a mask's read its foreground (LabelMapRuns, and
 // RunUnions with kLabelMap), so the skips and the corners keep their reasoning.
 //
-// Why `auto` takes RUF for masks at 6 only, UFB at 18 and BUF at 26 (the block labelers: a 2x2x2
-// block is one node at 26) (bench/RESULTS.md, bench/notes/union-find-3d.md): at
-// 6 RUF is faster than UFB on the random and the real volumes, the tiles helping most at
-// granularity 1. At 18 RUF wins at granularity 8 and on the real volumes, but at granularity 1 a
-// warp's lanes wait for the one with the most Unions and RUF falls well behind UFB (whose 2x2x1
-// blocks take the rows' contacts in). Label maps take RUF at all three on the GPU, where it is
-// faster than UF (bench/notes/label-maps.md).
+// Why `auto` takes RUF for masks at 6 only, UFB at 18 and BUF at 26, where a 2x2x2 block is one
+// node (bench/RESULTS.md, bench/notes/union-find-3d.md): at 6 RUF is faster than UFB on the
+// random and the real volumes, the tiles helping most at granularity 1. At 18 RUF wins at
+// granularity 8 and on the real volumes, but at granularity 1 a warp's lanes wait for the one
+// with the most Unions and RUF falls well behind UFB (whose 2x2x1 blocks take the rows' contacts
+// in). Label maps take RUF at all three on the GPU, where it is faster than UF
+// (bench/notes/label-maps.md).
 #pragma once
 
 #include <cstdint>
@@ -726,11 +726,11 @@ VOLCCL_HD std::uint32_t key_in_volume(const RunGrid& grid, const RunTiling& tili
 
 // The rows that Merge visits: those with a row before them in another tile. That is every row of
 // a tile's first slice (z a multiple of the tile's depth) and, in its other slices, the rows at a
-// tile's first y and, under 18 and 26, at its last (whose row below behind is in the next tile): 23
-// % of the rows at 256^3 at 6. Merge's threads are numbered over them, tile slab by tile slab along
-// z, so that the others cost no thread (when a thread per word exited for them, most of Merge's
-// threads did nothing). Slots numbered past the volume's rows (a partial last tile) are `inside`
-// false.
+// tile's first y and, under 18 and 26, at its last (whose row below behind is in the next tile):
+// 23 % of the rows at 256^3 at 6. Merge's threads are numbered over them, tile slab by tile slab
+// along z, so that the others cost no thread (when a thread per word exited for them, most of
+// Merge's threads did nothing). Slots numbered past the volume's rows (a partial last tile) are
+// `inside` false.
 struct MergeRows {
   std::uint32_t per_slice = 1;  // row slots of a slice past a tile's first
   std::uint32_t per_slab = 1;   // of a slab of slices one tile deep: ny + (depth - 1) per_slice

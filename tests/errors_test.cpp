@@ -1,8 +1,6 @@
 // Bad input is refused with volccl's exceptions, and names survive a round trip.
-#include <algorithm>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -144,19 +142,21 @@ TEST(Errors, BlockAlgorithmsNeedConnectivity26) {
   EXPECT_NO_THROW(validate({2, 2, 2}, {}));
 }
 
-// UFB's 2x1x1 and 2x2x1 blocks and RUF's runs serve 6 and 18 only: 26 and the 2D
-// connectivities are refused with the algorithm and the connectivity named.
-// UFB takes 6 and 18 only; RUF every volume connectivity, and no image's.
+// UFB's 2x1x1 and 2x2x1 blocks serve 6 and 18 only, RUF's runs every volume connectivity: the
+// others are refused with the algorithm and the connectivity named.
 TEST(Errors, UfbAndRufRefuseTheConnectivitiesTheyLack) {
   std::vector<std::uint8_t> mask(8, 1);
   std::vector<std::uint32_t> labels(8);
-  const std::vector<std::pair<Algorithm, std::vector<int>>> refused = {{Algorithm::ufb, {26, 8, 4}},
-                                                                       {Algorithm::ruf, {8, 4}}};
-  for (const auto& [algorithm, connectivities] : refused) {
-    const std::string name = to_string(algorithm);
-    for (int connectivity : connectivities) {
-      LabelOptions options;
-      options.algorithm = algorithm;
+  struct Connectivities {
+    Algorithm algorithm;
+    std::vector<int> refused, taken;
+  };
+  for (const Connectivities& entry : {Connectivities{Algorithm::ufb, {26, 8, 4}, {6, 18}},
+                                      Connectivities{Algorithm::ruf, {8, 4}, {6, 18, 26}}}) {
+    const std::string name = to_string(entry.algorithm);
+    LabelOptions options;
+    options.algorithm = entry.algorithm;
+    for (int connectivity : entry.refused) {
       options.connectivity = connectivity;
       const Extent3 extent = connectivity == 26 ? Extent3{2, 2, 2} : Extent3{4, 2, 1};
       EXPECT_THROW(label(mask.data(), extent, labels.data(), options), InvalidArgument);
@@ -169,13 +169,7 @@ TEST(Errors, UfbAndRufRefuseTheConnectivitiesTheyLack) {
         EXPECT_NE(message.find(std::to_string(connectivity)), std::string::npos) << message;
       }
     }
-    for (int connectivity : {6, 18, 26}) {
-      if (std::find(connectivities.begin(), connectivities.end(), connectivity) !=
-          connectivities.end()) {
-        continue;
-      }
-      LabelOptions options;
-      options.algorithm = algorithm;
+    for (int connectivity : entry.taken) {
       options.connectivity = connectivity;
       EXPECT_NO_THROW(validate({2, 2, 2}, options)) << name << " " << connectivity;
       EXPECT_NO_THROW(validate({4, 2, 1}, options)) << name << " " << connectivity;
