@@ -195,10 +195,9 @@ bool IsZarrStore(const std::string& input) {
 // The options of volccl label that volccl.dask does not take.
 const std::vector<std::string>& OptionsRefusedForZarr() {
   static const std::vector<std::string> names = {
-      "--vtk",       "--vtk-labels",     "--surfaces",     "--otsu",
-      "--threshold", "--label",          "--multi-label",  "--background",
-      "--min-size",  "--largest",        "--sort-by-size", "--output-type",
-      "--timings",   "--stats-strategy", "--progress",     "--max-gpu-memory"};
+      "--vtk",          "--vtk-labels",  "--surfaces",       "--otsu",     "--threshold",
+      "--label",        "--multi-label", "--background",     "--min-size", "--largest",
+      "--sort-by-size", "--timings",     "--stats-strategy", "--progress", "--max-gpu-memory"};
   return names;
 }
 
@@ -227,6 +226,8 @@ std::vector<std::string> DaskArguments(const std::string& python, const LabelReq
   add("--stats", request.stats);
   add("--device", request.device);
   add("--algorithm", request.algorithm);
+  // auto is volccl.dask's default: uint64, the type every label of a chunked volume fits.
+  if (request.output_type != "auto") add("--dtype", request.output_type);
   if (request.force) arguments.push_back("-f");
   if (request.quiet) arguments.push_back("-q");
   return arguments;
@@ -1034,6 +1035,11 @@ class LabelCommand : public Command {
                                      "not for a Zarr INPUT, which volccl.dask labels "
                                      "(every non-zero voxel is foreground; docs/cli.md)");
         }
+      }
+      if (zarr && request_.output_type != "auto" && request_.output_type != "uint32" &&
+          request_.output_type != "uint64") {
+        throw CLI::ValidationError("--output-type",
+                                   "a Zarr INPUT's labels are uint32 or uint64 (auto: uint64)");
       }
       const std::string csv = ".csv";
       if (zarr && !request_.stats.empty() &&

@@ -392,12 +392,13 @@ void first_voxels_into(
 }
 
 // out = table[local] for a block of a chunk's local labels (any strides, as a view of the
-// chunk gives them) into a C-contiguous array of the final labels; returns whether any voxel
-// is foreground. NumPy's table[local] would first widen the indices into a temporary of intp.
-bool relabel_into(
-    const nb::ndarray<const std::uint32_t, nb::device::cpu>& local,
-    const nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>& table,
-    const nb::ndarray<std::uint64_t, nb::c_contig, nb::device::cpu>& out) {
+// chunk gives them) into a C-contiguous array of the final labels, uint32 or uint64 as the
+// table; returns whether any voxel is foreground. NumPy's table[local] would first widen the
+// indices into a temporary of intp.
+template <class Final>
+bool relabel_into(const nb::ndarray<const std::uint32_t, nb::device::cpu>& local,
+                  const nb::ndarray<const Final, nb::ndim<1>, nb::c_contig, nb::device::cpu>& table,
+                  const nb::ndarray<Final, nb::c_contig, nb::device::cpu>& out) {
   if (!same_shape(local, out) || local.ndim() < 1 || local.ndim() > 3) {
     throw nb::value_error(("volccl: relabeling a block of shape " + shape_text(local) +
                            " into one of shape " + shape_text(out))
@@ -416,8 +417,8 @@ bool relabel_into(
   std::uint32_t foreground_bits = 0;
   {
     nb::gil_scoped_release unlocked;
-    const std::uint64_t* final_labels = table.data();
-    std::uint64_t* target = out.data();
+    const Final* final_labels = table.data();
+    Final* target = out.data();
     for (std::size_t z = 0; z < shape[0]; ++z) {
       for (std::size_t y = 0; y < shape[1]; ++y) {
         const std::uint32_t* row = local.data() + static_cast<std::int64_t>(z) * stride[0] +
@@ -571,9 +572,12 @@ NB_MODULE(_volccl, m) {
         "stream"_a = 0,
         "The flat index of each label's first voxel, for labels 1..len(first) numbered in raster "
         "order of their first voxels (labels on a CUDA device: found there, on `stream`).");
-  m.def("relabel_into", &relabel_into, "local"_a.noconvert(), "table"_a.noconvert(),
+  m.def("relabel_into", &relabel_into<std::uint64_t>, "local"_a.noconvert(), "table"_a.noconvert(),
         "out"_a.noconvert(),
-        "out = table[local] for uint32 labels of any strides; returns whether any is non-zero.");
+        "out = table[local] for uint32 labels of any strides into uint64 or uint32 final "
+        "labels (out and table of one type); returns whether any is non-zero.");
+  m.def("relabel_into", &relabel_into<std::uint32_t>, "local"_a.noconvert(), "table"_a.noconvert(),
+        "out"_a.noconvert());
   m.def("describe", &describe_moments, "table_bytes"_a.noconvert(), "spacing"_a, "origin"_a,
         "dimension"_a, "Derived statistics of every row of a moments table, in x, y, z order.");
 }

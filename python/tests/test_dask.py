@@ -1,9 +1,10 @@
 """volccl.dask on a real dask.distributed LocalCluster of worker processes, against
 scipy.ndimage.label of the whole volume: chunkings, contacts across chunk faces, edges and
-corners, snakes through many chunks, empty chunks, offsets into uint64, statistics, Zarr and
-OME-Zarr stores, the command line, a worker killed mid-run, and bad input; label maps against
-scikit-image's label of the whole volume; and on a machine with a GPU and CuPy, the workers'
-path that keeps each chunk's labels on the device.
+corners, snakes through many chunks, empty chunks, offsets into uint64, uint32 labels (and
+labels past them refused), statistics, Zarr and OME-Zarr stores, the command line, a worker
+killed mid-run, and bad input; label maps against scikit-image's label of the whole volume;
+and on a machine with a GPU and CuPy, the workers' path that keeps each chunk's labels on the
+device.
 """
 
 import importlib.util
@@ -50,7 +51,7 @@ def check_all(client, cases, **options):
         darr = da.from_array(mask, chunks=chunks)
         labels, count = vdask.connected_components(darr, connectivity=connectivity,
                                                    return_N=True, **options)
-        assert labels.dtype == np.uint64 and labels.chunks == darr.chunks
+        assert labels.dtype == options.get("dtype", np.uint64) and labels.chunks == darr.chunks
         wanted += [labels, count]
     results = client.compute(wanted, sync=True)
     for (mask, chunks, connectivity), labels, count in zip(cases, results[0::2], results[1::2]):
@@ -177,6 +178,37 @@ def test_label_offset_takes_labels_past_uint32(client, rng):
     assert int(expected[expected > 0].min()) == 2**32  # check_all compares with these labels
     check_all(client, [(mask, 5, connectivity) for connectivity in CONNECTIVITIES[3]],
               label_offset=offset)
+
+
+def test_uint32_labels_and_labels_past_uint32_refused(client, rng, tmp_path):
+    # Half the bytes, the same numbers; labels that would pass 2**32 - 1 fail the computation
+    # with a clear error (label_zarr leaves no output), the last ones that fit do not.
+    mask = random_mask(rng, (14, 13, 12), 0.35)
+    check_all(client, [(mask, 5, connectivity) for connectivity in CONNECTIVITIES[3]],
+              dtype=np.uint32)
+    check_all(client, [(mask[0], (4, 3), connectivity) for connectivity in CONNECTIVITIES[2]],
+              dtype="uint32")
+    count = scipy_reference(mask, 26)[1]
+    check_all(client, [(mask, 4, 26)], dtype=np.uint32, label_offset=2**32 - 1 - count)
+    darr = da.from_array(mask, chunks=4)
+    labels = vdask.connected_components(darr, dtype=np.uint32, label_offset=2**32 - count)
+    with pytest.raises(ValueError, match=f"label {2**32} does not fit dtype uint32"):
+        client.compute(labels, sync=True)
+    with pytest.raises(ValueError, match="room for the labels in uint32"):
+        vdask.connected_components(darr, dtype=np.uint32, label_offset=2**32 - 1)
+    for wrong in (np.int32, np.float64, "labels"):
+        with pytest.raises(ValueError, match="dtype must be uint64 or uint32"):
+            vdask.connected_components(darr, dtype=wrong)
+    write_zarr(tmp_path / "in.zarr", mask.astype(np.uint8), (4, 4, 4))
+    assert vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "out.zarr", dtype="uint32",
+                            client=client) == count
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.dtype == np.uint32
+    np.testing.assert_array_equal(out[...], scipy_reference(mask, 26)[0])
+    with pytest.raises(ValueError, match="does not fit dtype uint32"):
+        vdask.label_zarr(tmp_path / "in.zarr", tmp_path / "big.zarr", dtype=np.uint32,
+                         label_offset=2**32 - count, client=client)
+    assert sorted(os.listdir(tmp_path)) == ["in.zarr", "out.zarr"]
 
 
 def test_keys_past_uint32_in_a_large_volume():
@@ -351,9 +383,10 @@ def test_chunk_passes_in_the_compiled_core(rng):
         table = rng.integers(1, 2**64, count + 1, dtype=np.uint64)
         table[0] = 0
         for view in (labels, labels[..., ::2], labels[::-1]):
-            out = np.full(view.shape, 7, np.uint64)
-            assert _volccl.relabel_into(view, table, out) == bool(view.any())
-            np.testing.assert_array_equal(out, table[view])
+            for final in (table, (table >> np.uint64(32)).astype(np.uint32)):
+                out = np.full(view.shape, 7, final.dtype)
+                assert _volccl.relabel_into(view, final, out) == bool(view.any())
+                np.testing.assert_array_equal(out, final[view])
     with pytest.raises(ValueError, match="not numbered 1..2 in raster order"):
         _dask_merge.first_voxels(np.array([[0, 2, 1]], np.uint32), 2)
     with pytest.raises(ValueError, match="not numbered 1..1 in raster order"):
@@ -364,6 +397,9 @@ def test_chunk_passes_in_the_compiled_core(rng):
     with pytest.raises(ValueError, match="into one of shape"):
         _volccl.relabel_into(np.zeros((2, 2), np.uint32), np.zeros(1, np.uint64),
                              np.empty((2, 3), np.uint64))
+    with pytest.raises(TypeError):  # a table and an output of different types
+        _volccl.relabel_into(np.zeros((2, 2), np.uint32), np.zeros(1, np.uint64),
+                             np.empty((2, 2), np.uint32))
 
 
 def test_label_zarr_ome_zarr_labels_layout(client, rng, tmp_path):
@@ -428,11 +464,13 @@ def test_command_line_on_a_running_scheduler(client, rng, tmp_path):
     write_zarr(tmp_path / "in.zarr", mask, mask.shape)
     address = client.scheduler.address
     done = run_command_line("label", tmp_path / "in.zarr", "-o", tmp_path / "out.zarr",
-                            "--scheduler", address, "--chunks", "5,6,7", "-c", "6", "-q")
+                            "--scheduler", address, "--chunks", "5,6,7", "-c", "6", "-q",
+                            "--dtype", "uint32")
     expected, count = scipy_reference(mask, 6)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{count} components"
     out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.dtype == np.uint32
     np.testing.assert_array_equal(out[...], expected)
     failed = run_command_line("label", tmp_path / "missing.zarr", "-o", tmp_path / "x.zarr",
                               "--scheduler", address, "-q")
@@ -548,6 +586,11 @@ def test_gpu_workers_end_to_end(client, rng, tmp_path):
                                   np.bincount(expected.ravel().astype(np.int64),
                                               minlength=count + 1))
     write_zarr(tmp_path / "in.zarr", mask, (7, 8, 6))
-    assert vdask.label_zarr(str(tmp_path / "in.zarr"), str(tmp_path / "out.zarr"),
-                            connectivity=26, chunks=14, client=client, device="cuda") == count
-    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out.zarr"))[...], expected)
+    for dtype in (np.uint64, np.uint32):
+        out_url = str(tmp_path / f"out-{np.dtype(dtype).name}.zarr")
+        assert vdask.label_zarr(str(tmp_path / "in.zarr"), out_url, connectivity=26, chunks=14,
+                                client=client, device="cuda", dtype=dtype) == count
+        out = zarr.open_array(out_url)
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out[...], expected)
+    check_all(client, cases[:2], device="cuda", dtype=np.uint32)

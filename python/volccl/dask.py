@@ -3,12 +3,12 @@
     import dask.array as da, volccl.dask
     labels = volccl.dask.connected_components(da.from_zarr("mask.zarr"), connectivity=26)
 
-The labels are a Dask array of uint64 equal to scipy.ndimage.label of the whole volume: 0 for
-the background, 1..N in raster order of each component's first voxel. Each chunk is labeled by
-volccl on its worker (on the worker's GPU when it has one), the equivalences between chunks are
-found on their shared faces, edges and corners, merged by a union-find over a tree of chunk
-blocks (no label table is gathered on the client), ranked by a scan over the volume's rows, and
-every chunk relabeled. The algorithm and its costs: docs/distributed.md.
+The labels are a Dask array of uint64 (or uint32) equal to scipy.ndimage.label of the whole
+volume: 0 for the background, 1..N in raster order of each component's first voxel. Each chunk
+is labeled by volccl on its worker (on the worker's GPU when it has one), the equivalences
+between chunks are found on their shared faces, edges and corners, merged by a union-find over
+a tree of chunk blocks (no label table is gathered on the client), ranked by a scan over the
+volume's rows, and every chunk relabeled. The algorithm and its costs: docs/distributed.md.
 
 Also a command line: python -m volccl.dask label in.zarr -o out.zarr [--workers N | --scheduler
 ADDRESS] [--chunks ...]; see main().
@@ -176,22 +176,22 @@ def _with_local_labels(labeled, function):
 
 
 def _final_values(local, table, device_table=None):
-    """table[local] as C-contiguous uint64 labels in host memory, or None where local is
-    background only. With local on a GPU (device_table: the table there) the gather runs on the
+    """table[local] as C-contiguous labels of the table's type in host memory, or None where
+    local is background only. With local on a GPU (device_table: the table there) the gather runs on the
     device and the labels come back through the thread's pinned buffer, valid until its next
     use."""
     if device_table is None:
-        values = np.empty(local.shape, np.uint64)
+        values = np.empty(local.shape, table.dtype)
         return values if _volccl.relabel_into(local, table, values) else None
     if not bool(local.any()):
         return None
     final = device_table[local]
     pinned = getattr(_thread, "pinned", None)
-    if pinned is None or pinned.size < final.size:
+    if pinned is None or pinned.nbytes < final.nbytes:
         import cupyx
 
-        pinned = _thread.pinned = cupyx.empty_pinned(final.size, np.uint64)
-    values = pinned[:final.size].reshape(final.shape)
+        pinned = _thread.pinned = cupyx.empty_pinned(final.nbytes, np.uint8)
+    values = pinned[:final.nbytes].view(final.dtype).reshape(final.shape)
     final.get(stream=_thread.stream, out=values)
     return values
 
@@ -300,8 +300,21 @@ def _ranks_and_up(summary, opened, plane_before, row_before, chunk_before):
     return ranks, merge.leaf_up_ranks(summary, opened, ranks)
 
 
-def _final_labels(labeled, opened, open_ranks, ranks, label_offset):
-    table = merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset)
+def _final_table(summary, opened, open_ranks, ranks, label_offset, dtype):
+    """The label each local label of a chunk becomes, in the labels' dtype; an error where one
+    does not fit it."""
+    table = merge.chunk_table(summary, opened, open_ranks, ranks, label_offset)
+    if dtype == table.dtype:
+        return table
+    largest = int(table.max(initial=0))
+    if largest > np.iinfo(dtype).max:
+        raise ValueError(f"volccl.dask: label {largest} does not fit dtype {dtype.name}; "
+                         f"label with dtype=uint64")
+    return table.astype(dtype)
+
+
+def _final_labels(labeled, opened, open_ranks, ranks, label_offset, dtype):
+    table = _final_table(labeled[1], opened, open_ranks, ranks, label_offset, dtype)
 
     def gather(local):
         device_table = _device_table(local, table)
@@ -312,8 +325,8 @@ def _final_labels(labeled, opened, open_ranks, ranks, label_offset):
     return _with_local_labels(labeled, gather)
 
 
-def _write_final_labels(writer, offset, labeled, opened, open_ranks, ranks, label_offset):
-    table = merge.chunk_table(labeled[1], opened, open_ranks, ranks, label_offset)
+def _write_final_labels(writer, offset, labeled, opened, open_ranks, ranks, label_offset, dtype):
+    table = _final_table(labeled[1], opened, open_ranks, ranks, label_offset, dtype)
     _with_local_labels(labeled, lambda local: writer(local, table, offset))
     return np.zeros((1,) * len(labeled[1]["shape"]), np.uint8)
 
@@ -321,7 +334,7 @@ def _write_final_labels(writer, offset, labeled, opened, open_ranks, ranks, labe
 class _ZarrLabelWriter:
     """Writes a chunk's final labels into a new Zarr array whose chunks tile it, one Zarr chunk
     at a time: each is gathered from the local labels on its own (a block the size of a Zarr
-    chunk, not the whole chunk's uint64 labels) and handed to Zarr whole, so that Zarr neither
+    chunk, not the whole chunk's final labels) and handed to Zarr whole, so that Zarr neither
     copies it into a fresh chunk nor compares it with the fill value; a Zarr chunk of background
     only is not written, and reads back as the fill value 0. `chunks`: the Zarr chunk shape
     over the labels' axes; `dropped`: the axes of length 1 the target has and the labels do
@@ -351,7 +364,7 @@ class _ZarrLabelWriter:
 
 def connected_components(darr, connectivity=26, statistics=False, return_N=False, *,
                          label_offset=0, binary_image=None, device="auto", algorithm="auto",
-                         threads=0):
+                         threads=0, dtype=np.uint64):
     """Labels the non-zero voxels of a chunked 2D or 3D Dask array, lazily.
 
     darr: a dask.array.Array of bool, integer or floating point (non-zero is foreground), with
@@ -367,19 +380,21 @@ def connected_components(darr, connectivity=26, statistics=False, return_N=False
       volccl.connected_components), True or False.
     device, algorithm, threads: passed to volccl.connected_components on every chunk (device
       "auto": each worker's GPU when it has one, else its CPU).
+    dtype: the labels' type, uint64 or uint32 (half the bytes, for label_offset + N below
+      2**32; a computation whose labels do not fit fails with a ValueError).
 
-    Returns labels (a uint64 Dask array of darr's shape and chunks), then N with return_N, then
+    Returns labels (a Dask array of dtype, darr's shape and chunks), then N with return_N, then
     the statistics with statistics=True. Nothing runs until they are computed.
     """
     labels, total, table = _components(darr, connectivity, statistics, label_offset=label_offset,
                                        binary_image=binary_image, device=device,
-                                       algorithm=algorithm, threads=threads)
+                                       algorithm=algorithm, threads=threads, dtype=dtype)
     returned = [labels] + ([total] if return_N else []) + ([table] if statistics else [])
     return returned[0] if len(returned) == 1 else tuple(returned)
 
 
 def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=None,
-                device="auto", algorithm="auto", threads=0, writer=None):
+                device="auto", algorithm="auto", threads=0, dtype=np.uint64, writer=None):
     """(labels, N, statistics or None) as connected_components describes them; with a writer,
     each chunk's final labels go to writer(local labels, final label table, chunk offset) in
     the chunk's own task and `labels` is instead an array of one zero byte per chunk, computed
@@ -395,10 +410,12 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
     # others label maps, whose neighbours across chunk boundaries join only when equal.
     if binary_image is None:
         binary_image = np.dtype(darr.dtype).kind == "b"
+    dtype = _label_dtype(dtype)
     label_offset = int(label_offset)
-    if label_offset < 0 or label_offset + darr.size >= 2**64:
-        raise ValueError(f"label_offset must be >= 0 and leave room for the labels in uint64, "
-                         f"not {label_offset}")
+    if label_offset < 0 or label_offset + darr.size >= 2**64 or (
+            darr.size and label_offset >= np.iinfo(dtype).max):
+        raise ValueError(f"label_offset must be >= 0 and leave room for the labels in "
+                         f"{dtype.name}, not {label_offset}")
     # The chunk function's own checks (binary_image, device, algorithm, threads) fail here, on
     # the client, rather than on every worker.
     import volccl
@@ -412,7 +429,7 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
     grid = tuple(len(sizes) for sizes in chunks)
     starts = [np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int) for sizes in chunks]
     token = tokenize(darr, connectivity, binary_image, device, algorithm, threads, statistics,
-                     label_offset)
+                     label_offset, dtype.name)
     indices = list(np.ndindex(*grid))
     offsets = {index: tuple(int(starts[axis][i]) for axis, i in enumerate(index))
                for index in indices}
@@ -544,10 +561,11 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
         finish = (_final_labels,) if writer is None else (
             _write_final_labels, writer, offsets[index])
         second[(out_name,) + index] = finish + (key("chunk", index), opened(index),
-                                                open_ranks[index], ranks(index), label_offset)
+                                                open_ranks[index], ranks(index), label_offset,
+                                                dtype)
     graph = HighLevelGraph.from_collections(out_name, second, dependencies=[total])
     if writer is None:
-        labels = da.Array(graph, out_name, chunks=chunks, dtype=np.uint64)
+        labels = da.Array(graph, out_name, chunks=chunks, dtype=dtype)
     else:
         labels = da.Array(graph, out_name, chunks=tuple((1,) * n for n in grid), dtype=np.uint8)
 
@@ -573,6 +591,17 @@ def _components(darr, connectivity, statistics, *, label_offset=0, binary_image=
         table = Delayed(stats_key, HighLevelGraph.from_collections(
             stats_key, third, dependencies=[labels, total]))
     return labels, total, table
+
+
+def _label_dtype(requested):
+    """The labels' dtype: uint64 or uint32, else a ValueError."""
+    try:
+        dtype = np.dtype(requested)
+    except TypeError:
+        dtype = None
+    if dtype not in (np.dtype(np.uint64), np.dtype(np.uint32)):
+        raise ValueError(f"dtype must be uint64 or uint32, not {requested!r}")
+    return dtype
 
 
 def _scalar_key(scalar):
@@ -752,8 +781,9 @@ def _label_compressors(zarr_format):
 
 def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=None,
                name="labels", overwrite=False, statistics=None, client=None, progress=False,
-               compressors=None, **options):
-    """Labels the Zarr array at in_url into a new Zarr array of uint64 labels; returns N.
+               compressors=None, dtype=np.uint64, **options):
+    """Labels the Zarr array at in_url into a new Zarr array of uint64 (or uint32) labels;
+    returns N.
 
     in_url: a Zarr array, a group with component= naming the array, or an OME-Zarr image (its
       full-resolution level is labeled).
@@ -771,6 +801,8 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
     progress: show Dask's progress bar (task counts).
     compressors: the labels' Zarr compressors (default: Blosc LZ4 with byte shuffle), as
       zarr.create_array takes them for the input's Zarr format.
+    dtype: the labels' type, uint64 or uint32 (half the bytes to gather, compress and write;
+      a run whose labels do not fit fails, and leaves no output).
     options: connected_components's connectivity, label_offset, device, algorithm, threads.
 
     The array is written under a temporary name beside the output and renamed when it is
@@ -779,6 +811,7 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
     _require_dask()
     import zarr
 
+    dtype = _label_dtype(dtype)
     array, ome = _open_input(in_url, component)
     darr, dropped = _spatial(array, ome, chunks)
     spatial_chunks = [size for axis, size in enumerate(array.chunks) if axis not in dropped]
@@ -804,7 +837,7 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
         compressors = _label_compressors(zarr_format)
     try:
         # The writer skips the chunks of background only, so Zarr need not look for them.
-        layout = dict(shape=array.shape, chunks=target_chunks, dtype=np.uint64, fill_value=0,
+        layout = dict(shape=array.shape, chunks=target_chunks, dtype=dtype, fill_value=0,
                       compressors=compressors, config={"write_empty_chunks": True})
         if ome is not None:
             store = zarr.open_group(temporary, mode="w", zarr_format=zarr_format)
@@ -813,7 +846,7 @@ def label_zarr(in_url, out_url=None, *, component=None, connectivity=26, chunks=
         else:
             target = zarr.create_array(temporary, zarr_format=zarr_format, **layout)
         written, count, table = _components(
-            darr, connectivity, want_statistics,
+            darr, connectivity, want_statistics, dtype=dtype,
             writer=_ZarrLabelWriter(target, zarr_chunks, dropped), **options)
         wanted = [written, count] + ([table] if want_statistics else [])
         computed = _compute(wanted, client, progress)
@@ -915,7 +948,7 @@ def _parser():
         description="Label chunked Zarr volumes on a Dask cluster (volccl.dask.label_zarr).")
     commands = parser.add_subparsers(dest="command", required=True)
     label = commands.add_parser(
-        "label", help="label a Zarr array or OME-Zarr image into a Zarr array of uint64 labels")
+        "label", help="label a Zarr array or OME-Zarr image into a Zarr array of labels")
     label.add_argument("input", help="the Zarr store (a path or URL)")
     label.add_argument("-o", "--output",
                        help="the output store (default for OME-Zarr: the input's labels/NAME)")
@@ -935,6 +968,9 @@ def _parser():
     label.add_argument("--algorithm", default="auto")
     label.add_argument("--label-offset", type=int, default=0,
                        help="number the components from OFFSET + 1")
+    label.add_argument("--dtype", default="uint64", choices=("uint64", "uint32"),
+                       help="the labels' type (default uint64; uint32 halves the bytes written, "
+                            "and fails when the labels pass 2^32 - 1)")
     label.add_argument("-f", "--force", action="store_true", help="replace an existing output")
     label.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return parser
@@ -970,7 +1006,7 @@ def main(argv=None):
                                statistics=arguments.stats, client=client,
                                progress=not arguments.quiet, device=arguments.device,
                                algorithm=arguments.algorithm, threads=threads,
-                               label_offset=arguments.label_offset)
+                               label_offset=arguments.label_offset, dtype=arguments.dtype)
         print(f"{count} components")
         return 0
     except (ValueError, TypeError, FileExistsError, NotImplementedError, OSError,

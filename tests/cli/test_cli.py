@@ -2126,7 +2126,7 @@ ZARR_COMPARE = """
 import sys, numpy as np, zarr
 out = zarr.open_array(sys.argv[1], mode="r")
 expected = np.load(sys.argv[2])
-assert out.dtype == np.uint64, out.dtype
+assert out.dtype == sys.argv[3], out.dtype
 assert out.chunks == (8, 8, 8), out.chunks
 np.testing.assert_array_equal(out[...], expected)
 """
@@ -2157,8 +2157,8 @@ def dask_python():
 @case
 def zarr_input_via_dask(cli, work):
     """A Zarr INPUT goes to python -m volccl.dask label on a local cluster of 2 workers; the
-    labels equal scipy.ndimage.label's. The options volccl.dask lacks are refused with a Zarr
-    INPUT, and the cluster options without one."""
+    labels equal scipy.ndimage.label's, as uint64 or (--output-type uint32) uint32. The options
+    volccl.dask lacks are refused with a Zarr INPUT, and the cluster options without one."""
     python = dask_python()
     made = subprocess.run([python, "-c", ZARR_SETUP, "in.zarr", "expected.npy"], cwd=work,
                           capture_output=True, text=True, timeout=120)
@@ -2170,16 +2170,24 @@ def zarr_input_via_dask(cli, work):
                              env=environment)
     expect_success(labeled)
     expect(labeled.stdout.strip() == f"{count} components", describe(labeled))
-    compared = subprocess.run([python, "-c", ZARR_COMPARE, "out.zarr", "expected.npy"],
+    compared = subprocess.run([python, "-c", ZARR_COMPARE, "out.zarr", "expected.npy", "uint64"],
                               cwd=work, capture_output=True, text=True, timeout=120)
     expect(compared.returncode == 0, "out.zarr differs from scipy:\n" + describe(compared))
+    # --output-type uint32 halves the labels' bytes (volccl.dask's --dtype); --force replaces.
+    narrow = subprocess.run([cli.volccl, "label", "in.zarr", "-o", "out.zarr", "--workers", "2",
+                             "--output-type", "uint32", "--force", "-q"], cwd=work,
+                            capture_output=True, text=True, timeout=600, env=environment)
+    expect_success(narrow)
+    compared = subprocess.run([python, "-c", ZARR_COMPARE, "out.zarr", "expected.npy", "uint32"],
+                              cwd=work, capture_output=True, text=True, timeout=120)
+    expect(compared.returncode == 0, "uint32 out.zarr differs from scipy:\n" + describe(compared))
     # volccl.dask refuses an existing output without --force: its exit status and error line.
     again = subprocess.run([cli.volccl, "label", "in.zarr", "-o", "out.zarr", "--workers", "1",
                             "-q"], cwd=work, capture_output=True, text=True, timeout=600,
                            env=environment)
     expect(again.returncode == 1 and "exists" in again.stderr, describe(again))
     for option in (["--otsu"], ["--threshold", "1"], ["--label", "1"], ["--vtk", "scene"],
-                   ["--min-size", "2"], ["--multi-label"]):
+                   ["--min-size", "2"], ["--multi-label"], ["--output-type", "uint16"]):
         expect_error(cli.run("label", "in.zarr", "-o", "x.zarr", *option, cwd=work), 2,
                      option[0], "Zarr")
     expect_error(cli.run("label", "in.zarr", "--stats", "s.json", cwd=work), 2, "--stats", "csv")
