@@ -13,9 +13,9 @@ With --cpus-per-gpu each GPU's worker processes keep to cores of their own, as d
 affinity does. Every case is run --runs times (the median is reported, the slower middle run
 of an even count); the first run's output is read back and hashed per Zarr chunk, untimed,
 and the hashes must equal the first GPU count's (the CSV's labels_digest sums them up, to
-compare builds). A --check-side corner of each volume is
-labeled by volccl.dask and compared byte for byte with the in-core labeling (and scipy's with
---scipy), and timed in core on one GPU for the throughput per GPU.
+compare builds; labels of another --dtype hash otherwise). A --check-side corner of each
+volume is labeled by volccl.dask and compared byte for byte with the in-core labeling (and
+scipy's with --scipy), and timed in core on one GPU for the throughput per GPU.
 
     python bench/dask_zarr_bench.py --side 2048 --chunk 512 --zarr-chunk 128 --workers 1,2,4 \
         --processes 4 --threads 4 --cpus-per-gpu 16 --volumes random:0.3:4,connectomics \
@@ -119,7 +119,7 @@ def _digest(block):
     return np.full((1,) * block.ndim, int.from_bytes(digest[:8], "little"), np.uint64)
 
 
-def label_run(client, in_store, out_store, connectivity, device, chunk):
+def label_run(client, in_store, out_store, connectivity, device, chunk, dtype):
     """One run of volccl.dask.label_zarr, Dask chunks of `chunk` over the store's Zarr chunks:
     (wall seconds, N, per phase the tasks' seconds and the span from its first task's start to
     its last task's end, and the same per step: the tasks of one name, a tree level or a pass
@@ -131,7 +131,7 @@ def label_run(client, in_store, out_store, connectivity, device, chunk):
     with distributed.get_task_stream(client) as stream:
         start = time.perf_counter()
         n = vdask.label_zarr(in_store, out_store, connectivity=connectivity, chunks=chunk,
-                             overwrite=True, client=client, device=device)
+                             overwrite=True, client=client, device=device, dtype=dtype)
         wall = time.perf_counter() - start
     phases, steps = {}, {}
     for record in stream.data:
@@ -307,6 +307,8 @@ def main():
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--volumes", default="random:0.3:4")
     parser.add_argument("--connectivity", default="26,6")
+    parser.add_argument("--dtype", default="uint64", choices=("uint64", "uint32"),
+                        help="the labels' type (label_zarr's dtype)")
     parser.add_argument("--connectomics", default="data/connectomics.npy.gz")
     parser.add_argument("--store", default="/tmp/volccl-zarr-bench")
     parser.add_argument("--check-side", type=int, default=1024,
@@ -344,7 +346,7 @@ def main():
                 runs = []
                 for run in range(arguments.runs):
                     runs.append(label_run(client, in_store, out_store, connectivity,
-                                          arguments.device, arguments.chunk))
+                                          arguments.device, arguments.chunk, arguments.dtype))
                     if run == 0:
                         hashes = store_digests(client, out_store)
                     shutil.rmtree(out_store, ignore_errors=True)
@@ -357,6 +359,7 @@ def main():
                              f"than {counts[0]} (N {n} against {same[0]})")
                 busy = sum(busy for busy, _, _ in phases.values())
                 row = {"volume": name, "connectivity": connectivity, "workers": workers,
+                       "dtype": arguments.dtype,
                        "processes": arguments.processes, "threads": arguments.threads,
                        "cpus_per_gpu": arguments.cpus_per_gpu or "any",
                        "components": n, "wall_s": round(wall, 2),
