@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""volccl.dask end to end on generated Zarr volumes: Zarr in, Zarr of uint64 labels out, with one
-Dask worker per GPU (or CPU workers), and the single-GPU in-core labeling beside it.
+"""volccl.dask end to end on generated Zarr volumes: Zarr in, Zarr of uint64 (or uint32) labels
+out, with one Dask worker per GPU (or CPU workers), and the single-GPU in-core labeling beside
+it.
 
 For each GPU count of --workers (1,2,4: --processes worker processes per GPU, each seeing only
 its own card through CUDA_VISIBLE_DEVICES, with --threads threads), each volume and each
@@ -10,10 +11,10 @@ tasks' time into phases from Dask's task stream, after a warm-up labeling on eve
 prints the median run's steps (the tasks of each name: when the first and last started, when the
 last ended, their seconds) to show the merge's chain and each phase's waves.
 With --cpus-per-gpu each GPU's worker processes keep to cores of their own, as dask-cuda's CPU
-affinity does. Every case is run --runs times (the median is reported, the slower middle run
-of an even count); the first run's output is read back and hashed per Zarr chunk, untimed,
-and the hashes must equal the first GPU count's (the CSV's labels_digest sums them up, to
-compare builds; labels of another --dtype hash otherwise). A --check-side corner of each
+affinity does. Every case is run --runs times after --warm-up-runs untimed ones (the median is
+reported, the slower middle run of an even count); the first timed run's output is read back
+and hashed per Zarr chunk as uint64, untimed, and the hashes must equal the first GPU count's
+(the CSV's labels_digest sums them up, to compare builds and --dtype). A --check-side corner of each
 volume is labeled by volccl.dask and compared byte for byte with the in-core labeling (and
 scipy's with --scipy), and timed in core on one GPU for the throughput per GPU.
 
@@ -115,7 +116,8 @@ def make_volume(client, spec, side, chunk, store, connectomics):
 
 
 def _digest(block):
-    digest = hashlib.sha256(memoryview(np.ascontiguousarray(block))).digest()
+    # Of the labels as uint64, so that uint32 and uint64 outputs compare.
+    digest = hashlib.sha256(memoryview(np.ascontiguousarray(block, np.uint64))).digest()
     return np.full((1,) * block.ndim, int.from_bytes(digest[:8], "little"), np.uint64)
 
 
@@ -315,6 +317,8 @@ def main():
                         help="the corner labeled in core and compared (0: none)")
     parser.add_argument("--scipy", action="store_true", help="also compare the corner to scipy")
     parser.add_argument("--in-core-runs", type=int, default=5)
+    parser.add_argument("--warm-up-runs", type=int, default=1,
+                        help="untimed runs of each case before the timed ones")
     parser.add_argument("--runs", type=int, default=1,
                         help="timed runs of each case (the median is reported, the slower middle "
                              "run of an even count; the first run's labels are hashed)")
@@ -343,6 +347,12 @@ def main():
             name = made[spec][0]
             for connectivity in connectivities:
                 out_store = os.path.join(arguments.store, "labels.zarr")
+                # Untimed: the first run at full size on fresh workers pays for their CuPy
+                # pools, pinned buffers and output pages.
+                for _ in range(arguments.warm_up_runs):
+                    label_run(client, in_store, out_store, connectivity, arguments.device,
+                              arguments.chunk, arguments.dtype)
+                    shutil.rmtree(out_store, ignore_errors=True)
                 runs = []
                 for run in range(arguments.runs):
                     runs.append(label_run(client, in_store, out_store, connectivity,
