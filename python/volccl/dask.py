@@ -177,9 +177,9 @@ def _with_local_labels(labeled, function):
 
 def _final_values(local, table, device_table=None):
     """table[local] as C-contiguous labels of the table's type in host memory, or None where
-    local is background only. With local on a GPU (device_table: the table there) the gather runs on the
-    device and the labels come back through the thread's pinned buffer, valid until its next
-    use."""
+    local is background only. With local on a GPU (device_table: the table there) the gather
+    runs on the device and the labels come back through the thread's pinned buffer, valid
+    until its next use."""
     if device_table is None:
         values = np.empty(local.shape, table.dtype)
         return values if _volccl.relabel_into(local, table, values) else None
