@@ -1,8 +1,10 @@
 // CPU labeler RTS for volumes: the run-based two-pass scan of kernels/rts_scan.h over z-slabs of
 // rows, for binary masks and label maps; masks at 26 go through
-// kernels/rts_pair_scan.h, which scans pairs of rows where they hold far fewer runs.
+// kernels/rts_pair_scan.h, which scans pairs of rows where they hold far fewer runs, and label
+// maps of short runs at 6 (without statistics) through kernels/rts_voxel_scan.h.
 #include "kernels/rts_pair_scan.h"
 #include "kernels/rts_scan.h"
+#include "kernels/rts_voxel_scan.h"
 #include "runtime/labeler.h"
 #include "runtime/voxel_input.h"
 
@@ -13,7 +15,15 @@ LabelResult label_rts_3d_cpu(const HostLabelCall& call) {
     return rts::label_runs(voxels, call.extent, call.options.connectivity, call.options,
                            call.labels, call.statistics);
   };
-  if (call.input.label_map) return with_label_map(call.input, label);
+  if (call.input.label_map) {
+    return with_label_map(call.input, [&](const auto& voxels) {
+      if (call.options.connectivity == 6 && call.statistics == nullptr &&
+          rts::prefers_voxel_scan(voxels, rts::RowGrid(call.extent))) {
+        return rts::label_short_runs_at_6(voxels, call.extent, call.options, call.labels);
+      }
+      return label(voxels);
+    });
+  }
   if (call.options.connectivity == 26) {
     return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels,
                                  call.statistics);

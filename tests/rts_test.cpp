@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/rts_pair_scan.h"
+#include "kernels/rts_voxel_scan.h"
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
@@ -387,6 +388,42 @@ TEST(RtsLabelMaps, RandomMapsOfEveryWidthAndSign) {
   check_random_maps<std::int32_t>(seed + 5);
   check_random_maps<std::uint64_t>(seed + 6);
   check_random_maps<std::int64_t>(seed + 7);
+}
+
+// Maps of short runs between values go voxel by voxel at 6 and 4 (kernels/rts_voxel_scan.h)
+// when no statistics are asked for: at every thread count, so that slab borders fall before,
+// inside and after each slice and row; the maps of long runs beside them take the run scan.
+TEST(RtsLabelMaps, ShortRunsVoxelByVoxelAtEveryThreadCount) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  std::mt19937 random(seed);
+  const Extent3 extents[] = {{1, 1, 1},   {1, 1, 9},  {9, 1, 1},   {1, 9, 1},   {3, 5, 7},
+                             {33, 17, 9}, {65, 3, 5}, {129, 2, 1}, {5, 130, 1}, {1, 23, 29}};
+  for (const Extent3& extent : extents) {
+    for (std::size_t distinct : {std::size_t{3}, std::size_t{65536}}) {
+      for (unsigned granularity : {1u, 8u}) {
+        const std::vector<std::uint32_t> palette = palette_of<std::uint32_t>(0, distinct, random);
+        const std::vector<std::uint32_t> values =
+            random_map(extent, granularity, palette, 0.2, random);
+        const bool voxel_scan = detail::rts::prefers_voxel_scan(
+            detail::LabelMapVoxels<std::uint32_t>{values.data(), 0}, detail::rts::RowGrid(extent));
+        if (granularity == 8 && extent.x >= 16) {
+          EXPECT_FALSE(voxel_scan) << extent.to_string();
+        }
+        if (granularity == 1 && distinct > 3 && extent.x >= 33) {
+          EXPECT_TRUE(voxel_scan) << extent.to_string();
+        }
+        for (int connectivity : {6, 4}) {
+          if (connectivity == 4 && extent.z != 1) continue;
+          for (unsigned threads : kThreadCounts) {
+            ASSERT_TRUE(label_map_matches(values, extent, connectivity, std::uint32_t{0}, threads))
+                << extent.to_string() << ", " << distinct << " values, granularity " << granularity
+                << ", " << connectivity << "-connectivity, " << threads << " threads";
+          }
+        }
+      }
+    }
+  }
 }
 
 // Two values in a checkerboard: every voxel touches the other value by its faces and its own
