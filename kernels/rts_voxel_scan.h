@@ -8,7 +8,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 
 #include "kernels/rts_scan.h"
@@ -40,12 +39,15 @@ bool prefers_voxel_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid) {
   std::uint64_t beside_another_value = 0;
   for (std::uint32_t row = 0; row < grid.rows; row += stride) {
     const T* values = voxels.values + grid.first_voxel(row);
-    runs += count_runs(values, grid.nx, background);
-    foreground += values[0] != background;
+    const bool first_foreground = values[0] != background;
+    runs += first_foreground;
+    foreground += first_foreground;
     for (std::uint32_t x = 1; x < grid.nx; ++x) {
-      foreground += values[x] != background;
-      beside_another_value +=
-          (values[x] != background) & (values[x - 1] != background) & (values[x] != values[x - 1]);
+      const bool here = values[x] != background;
+      const bool starts = here & (values[x] != values[x - 1]);
+      foreground += here;
+      runs += starts;
+      beside_another_value += starts & (values[x - 1] != background);
     }
   }
   return runs > 0 && foreground < kShortRunVoxels * runs && 2 * beside_another_value > runs;
@@ -63,7 +65,7 @@ class VoxelScan {
         labels_(labels) {}
 
   // Counts every row's runs, then indexes them in raster order.
-  void pack() {
+  void index_runs() {
     slabs_.for_each([&](std::uint32_t first, std::uint32_t last) {
       for (std::uint32_t row = first; row < last; ++row) {
         row_first_run_[row + 1] = count_runs(row_values(row), grid_.nx, voxels_.background);
@@ -79,10 +81,13 @@ class VoxelScan {
   void unite() {
     slabs_.for_each([&](std::uint32_t first, std::uint32_t last) { unite_slab(first, last); });
     const RunForest::Unions unions = forest_.unions();
-    // Rows more than a slice and a row past a border have no neighbour before it.
-    slabs_.for_each_past_border(grid_.ny + 1, [&](std::uint32_t first, std::uint32_t row) {
-      for (const std::uint64_t step : earlier_steps(row)) {
-        if (row_of_step(row, step) >= first) continue;
+    // Rows more than a slice past a border have no neighbour before it.
+    slabs_.for_each_past_border(grid_.ny, [&](std::uint32_t first, std::uint32_t row) {
+      NeighbourRow neighbours[4];
+      const int count = earlier_neighbour_rows(grid_, 6, row, 0, neighbours);
+      for (int n = 0; n < count; ++n) {
+        if (neighbours[n].row >= first) continue;
+        const std::uint64_t step = grid_.first_voxel(row) - grid_.first_voxel(neighbours[n].row);
         const std::uint64_t begin = grid_.first_voxel(row);
         for (std::uint64_t v = begin; v < begin + grid_.nx; ++v) {
           if (labels_[v] != 0 && voxels_.values[v - step] == voxels_.values[v]) {
@@ -115,15 +120,6 @@ class VoxelScan {
  private:
   const T* row_values(std::uint32_t row) const { return voxels_.values + grid_.first_voxel(row); }
 
-  // The index steps back to a row's earlier neighbours at 6: along y and along z (0: none).
-  std::array<std::uint64_t, 2> earlier_steps(std::uint32_t row) const {
-    return {row % grid_.ny != 0 ? std::uint64_t{grid_.nx} : 0,
-            row >= grid_.ny ? std::uint64_t{grid_.nx} * grid_.ny : 0};
-  }
-  std::uint32_t row_of_step(std::uint32_t row, std::uint64_t step) const {
-    return step == 0 ? row : row - static_cast<std::uint32_t>(step / grid_.nx);
-  }
-
   void unite_slab(std::uint32_t first, std::uint32_t last) {
     const RunForest::Unions unions = forest_.unions();
     const T background = voxels_.background;
@@ -131,11 +127,14 @@ class VoxelScan {
       const std::uint64_t begin = grid_.first_voxel(row);
       const T* values = voxels_.values + begin;
       std::uint32_t* out = labels_ + begin;
-      // A neighbour row before the slab is the border pass's; none is read as the row itself,
-      // whose voxels' runs are never earlier ones.
-      const auto earlier = earlier_steps(row);
-      const std::uint64_t up = row_of_step(row, earlier[0]) >= first ? earlier[0] : 0;
-      const std::uint64_t back = row_of_step(row, earlier[1]) >= first ? earlier[1] : 0;
+      // The index steps back to the row's earlier neighbour rows within the slab, along z and
+      // y (0: none); a row before the slab is the border pass's.
+      NeighbourRow neighbours[4];
+      const int count = earlier_neighbour_rows(grid_, 6, row, first, neighbours);
+      std::uint64_t steps[2] = {0, 0};
+      for (int n = 0; n < count; ++n) steps[n] = begin - grid_.first_voxel(neighbours[n].row);
+      const std::uint64_t step0 = steps[0];
+      const std::uint64_t step1 = steps[1];
       std::uint32_t run = row_first_run_[row];  // the next run's index
       std::uint32_t root = 0;
       bool open = false;  // a run of this row is being scanned
@@ -153,9 +152,11 @@ class VoxelScan {
           root = run++;
         }
         out[x] = run;
-        if (up != 0 && values[x - up] == value) root = unions.meet(run - 1, root, out[x - up] - 1);
-        if (back != 0 && values[x - back] == value) {
-          root = unions.meet(run - 1, root, out[x - back] - 1);
+        if (step0 != 0 && values[x - step0] == value) {
+          root = unions.meet(run - 1, root, out[x - step0] - 1);
+        }
+        if (step1 != 0 && values[x - step1] == value) {
+          root = unions.meet(run - 1, root, out[x - step1] - 1);
         }
       }
       if (open) unions.set_parent(run - 1, root);
@@ -180,10 +181,22 @@ LabelResult label_short_runs_at_6(const LabelMapVoxels<T>& voxels, Extent3 exten
   VoxelScan<T> scan(voxels, extent, resolve_thread_count(options.cpu_threads, extent.voxel_count()),
                     labels);
   result.timings.allocation_ms = step.lap();
-  scan.pack();
+  scan.index_runs();
   finish_scan(scan, result, step, [&] { scan.write_labels(); });
   result.timings.total_ms = whole_call.lap();
   return result;
+}
+
+// A label map labeled by RTS at `connectivity` (6, 18 or 26; images at 6 for 4 and 26 for 8):
+// voxel by voxel where the voxel scan is faster and no statistics are asked for, else by runs.
+template <class T>
+LabelResult label_map(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity,
+                      const LabelOptions& options, std::uint32_t* labels,
+                      std::vector<ComponentMoments>* statistics) {
+  if (connectivity == 6 && statistics == nullptr && prefers_voxel_scan(voxels, RowGrid(extent))) {
+    return label_short_runs_at_6(voxels, extent, options, labels);
+  }
+  return label_runs(voxels, extent, connectivity, options, labels, statistics);
 }
 
 }  // namespace volccl::detail::rts

@@ -12,24 +12,18 @@ namespace volccl::detail {
 
 LabelResult label_rts_2d_cpu(const HostLabelCall& call) {
   const int volume_connectivity = call.options.connectivity == 4 ? 6 : 26;
-  const auto label = [&](const auto& voxels) {
-    return rts::label_runs(voxels, call.extent, volume_connectivity, call.options, call.labels,
-                           call.statistics);
-  };
   if (call.input.label_map) {
     return with_label_map(call.input, [&](const auto& voxels) {
-      if (volume_connectivity == 6 && call.statistics == nullptr &&
-          rts::prefers_voxel_scan(voxels, rts::RowGrid(call.extent))) {
-        return rts::label_short_runs_at_6(voxels, call.extent, call.options, call.labels);
-      }
-      return label(voxels);
+      return rts::label_map(voxels, call.extent, volume_connectivity, call.options, call.labels,
+                            call.statistics);
     });
   }
   if (volume_connectivity == 26) {
     return rts::label_mask_at_26(BinaryVoxels{call.mask}, call.extent, call.options, call.labels,
                                  call.statistics);
   }
-  return label(BinaryVoxels{call.mask});
+  return rts::label_runs(BinaryVoxels{call.mask}, call.extent, volume_connectivity, call.options,
+                         call.labels, call.statistics);
 }
 
 }  // namespace volccl::detail
