@@ -91,10 +91,12 @@ def tiled_chunk(block_info=None, *, path):
     return np.ascontiguousarray(tile[index])
 
 
-def make_volume(client, spec, side, chunk, store, connectomics):
+def make_volume(client, spec, side, chunk, store, connectomics, keep):
     """Writes the volume named by spec to a Zarr array at store, in Zarr chunks of `chunk`;
-    returns its description."""
+    returns its description and the seconds it took. With keep, a store that an earlier run
+    made of the same spec, side and chunk is taken as it is (None seconds)."""
     import dask.array as da
+    import zarr
 
     if spec.startswith("random:"):
         _, density, granularity = spec.split(":")
@@ -109,9 +111,18 @@ def make_volume(client, spec, side, chunk, store, connectomics):
     darr = da.map_blocks(function, dtype=bool, chunks=tuple((chunk,) * (side // chunk)
                                                             + ((side % chunk,) if side % chunk
                                                                else ()) for _ in range(3)))
+    made = {"volccl_bench_volume": spec, "side": side, "zarr_chunk": chunk}
+    if keep:
+        try:
+            if dict(zarr.open_array(store, mode="r").attrs) == made:
+                return name, None
+        except (FileNotFoundError, ValueError, KeyError):
+            pass
     shutil.rmtree(store, ignore_errors=True)
     start = time.perf_counter()
     client.compute(da.to_zarr(darr, store, compute=False), sync=True)
+    if keep:
+        zarr.open_array(store, mode="r+").attrs.update(made)
     return name, time.perf_counter() - start
 
 
@@ -121,7 +132,7 @@ def _digest(block):
     return np.full((1,) * block.ndim, int.from_bytes(digest[:8], "little"), np.uint64)
 
 
-def label_run(client, in_store, out_store, connectivity, device, chunk, dtype):
+def label_run(client, in_store, out_store, connectivity, device, chunk, dtype, codec):
     """One run of volccl.dask.label_zarr, Dask chunks of `chunk` over the store's Zarr chunks:
     (wall seconds, N, per phase the tasks' seconds and the span from its first task's start to
     its last task's end, and the same per step: the tasks of one name, a tree level or a pass
@@ -133,7 +144,8 @@ def label_run(client, in_store, out_store, connectivity, device, chunk, dtype):
     with distributed.get_task_stream(client) as stream:
         start = time.perf_counter()
         n = vdask.label_zarr(in_store, out_store, connectivity=connectivity, chunks=chunk,
-                             overwrite=True, client=client, device=device, dtype=dtype)
+                             overwrite=True, client=client, device=device, dtype=dtype,
+                             compressors=() if codec == "none" else None)
         wall = time.perf_counter() - start
     phases, steps = {}, {}
     for record in stream.data:
@@ -311,8 +323,14 @@ def main():
     parser.add_argument("--connectivity", default="26,6")
     parser.add_argument("--dtype", default="uint64", choices=("uint64", "uint32"),
                         help="the labels' type (label_zarr's dtype)")
+    parser.add_argument("--label-codec", default="blosc-lz4", choices=("blosc-lz4", "none"),
+                        help="the labels' Zarr codec: label_zarr's default, or none (stored raw, "
+                             "to see what compressing costs)")
     parser.add_argument("--connectomics", default="data/connectomics.npy.gz")
     parser.add_argument("--store", default="/tmp/volccl-zarr-bench")
+    parser.add_argument("--keep-input", action="store_true",
+                        help="keep the generated input stores under --store, and take one that "
+                             "an earlier run left there for the same volume, side and chunk")
     parser.add_argument("--check-side", type=int, default=1024,
                         help="the corner labeled in core and compared (0: none)")
     parser.add_argument("--scipy", action="store_true", help="also compare the corner to scipy")
@@ -340,8 +358,10 @@ def main():
             in_store = os.path.join(arguments.store, spec.replace(":", "_") + ".zarr")
             if spec not in made:
                 made[spec] = make_volume(client, spec, arguments.side, arguments.zarr_chunk,
-                                         in_store, arguments.connectomics)
-                print(f"made {made[spec][0]} in {made[spec][1]:.1f} s", flush=True)
+                                         in_store, arguments.connectomics, arguments.keep_input)
+                name, seconds = made[spec]
+                print(f"kept {name}" if seconds is None else f"made {name} in {seconds:.1f} s",
+                      flush=True)
                 if arguments.check_side:
                     check_corner(client, in_store, arguments, spec, connectivities, rows)
             name = made[spec][0]
@@ -351,12 +371,13 @@ def main():
                 # pools, pinned buffers and output pages.
                 for _ in range(arguments.warm_up_runs):
                     label_run(client, in_store, out_store, connectivity, arguments.device,
-                              arguments.chunk, arguments.dtype)
+                              arguments.chunk, arguments.dtype, arguments.label_codec)
                     shutil.rmtree(out_store, ignore_errors=True)
                 runs = []
                 for run in range(arguments.runs):
                     runs.append(label_run(client, in_store, out_store, connectivity,
-                                          arguments.device, arguments.chunk, arguments.dtype))
+                                          arguments.device, arguments.chunk, arguments.dtype,
+                                          arguments.label_codec))
                     if run == 0:
                         hashes = store_digests(client, out_store)
                     shutil.rmtree(out_store, ignore_errors=True)
@@ -369,7 +390,7 @@ def main():
                              f"than {counts[0]} (N {n} against {same[0]})")
                 busy = sum(busy for busy, _, _ in phases.values())
                 row = {"volume": name, "connectivity": connectivity, "workers": workers,
-                       "dtype": arguments.dtype,
+                       "dtype": arguments.dtype, "label_codec": arguments.label_codec,
                        "processes": arguments.processes, "threads": arguments.threads,
                        "cpus_per_gpu": arguments.cpus_per_gpu or "any",
                        "components": n, "wall_s": round(wall, 2),
@@ -388,9 +409,10 @@ def main():
                 print_steps(steps)
         client.close()
         cluster.close()
-    for spec in made:
-        shutil.rmtree(os.path.join(arguments.store, spec.replace(":", "_") + ".zarr"),
-                      ignore_errors=True)
+    if not arguments.keep_input:
+        for spec in made:
+            shutil.rmtree(os.path.join(arguments.store, spec.replace(":", "_") + ".zarr"),
+                          ignore_errors=True)
     print_table(rows)
     if arguments.csv:
         with open(arguments.csv, "w", newline="") as out:
