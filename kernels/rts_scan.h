@@ -514,10 +514,11 @@ class RunForest {
         word = 0;
         word_index = run >> 6;
       }
+      // A root is marked with arithmetic, not a branch (in volumes of many components roots and
+      // the runs under them alternate at random), and points at itself again.
       const std::uint32_t up = parent_[run];
-      if (up == run) {
-        word |= std::uint64_t{1} << (run & 63);
-      } else if (up >= first) {
+      word |= std::uint64_t{up == run} << (run & 63);
+      if (up >= first) {
         store_relaxed(&parent_[run], parent_[up]);
       } else {
         store_relaxed(&parent_[run], find_shared(up));
