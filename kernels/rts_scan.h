@@ -845,13 +845,18 @@ class RunScan {
     decode_row(row, indexed.runs);
     indexed.foreground = foreground(row);
     indexed.first_run = row_first_run_[row];
-    indexed.run_at.resize(grid_.nx);
+    // Each run's first kRunAtBlock ordinals are stored whatever its length, past its end into
+    // voxels that a later run overwrites or that are background: on random volumes a loop
+    // over a run's few voxels mispredicts its exit at almost every run.
+    constexpr std::uint32_t kRunAtBlock = 4;
+    indexed.run_at.resize(grid_.nx + kRunAtBlock - 1);
     std::uint32_t* run_at = indexed.run_at.data();
     for (std::uint32_t k = 0; k < indexed.runs.size(); ++k) {
       // The bounds in locals: a loop over run_at[x] would reload them at every store.
       const std::uint32_t begin = indexed.runs[k].begin;
       const std::uint32_t end = indexed.runs[k].end;
-      for (std::uint32_t x = begin; x < end; ++x) run_at[x] = k;
+      for (std::uint32_t i = 0; i < kRunAtBlock; ++i) run_at[begin + i] = k;
+      for (std::uint32_t x = begin + kRunAtBlock; x < end; ++x) run_at[x] = k;
     }
   }
 
