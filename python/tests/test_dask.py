@@ -180,6 +180,29 @@ def test_label_offset_takes_labels_past_uint32(client, rng):
               label_offset=offset)
 
 
+def test_a_failed_computation_returns_once_its_running_tasks_end(client, tmp_path):
+    # label_zarr removes its partial output when the computation fails. A writer task still
+    # running at that moment would write into the output after it is removed, so the failure
+    # must come back only once every running task of the computation has ended.
+    import dask
+
+    late = tmp_path / "late"
+
+    def slow_writer():
+        time.sleep(1.0)
+        late.write_text("written")
+        return 1
+
+    def failing():
+        time.sleep(0.2)
+        raise ValueError("failed on purpose")
+
+    with pytest.raises(ValueError, match="failed on purpose"):
+        vdask._compute([dask.delayed(slow_writer, pure=False)(),
+                        dask.delayed(failing, pure=False)()], client, False)
+    assert late.exists()
+
+
 def test_uint32_labels_and_labels_past_uint32_refused(client, rng, tmp_path):
     # Half the bytes, the same numbers; labels that would pass 2**32 - 1 fail the computation
     # with a clear error (label_zarr leaves no output), the last ones that fit do not.

@@ -889,7 +889,39 @@ def _compute(collections, client, progress):
     if progress:
         from distributed import progress as show_progress
         show_progress(futures)
-    return client.gather(futures)
+    try:
+        return client.gather(futures)
+    except BaseException:
+        _cancel_and_wait(client, futures, collections)
+        raise
+
+
+def _still_running(dask_worker, keys):
+    """The keys among `keys` whose task this worker is still running (cancelled or not)."""
+    running = ("executing", "long-running", "cancelled", "resumed")
+    return [key for key, task in dask_worker.state.tasks.items()
+            if task.state in running and key in keys]
+
+
+def _cancel_and_wait(client, futures, collections, timeout=600.0):
+    """Cancels a failed computation and waits until no worker runs any of its tasks. When one
+    task fails, the others already running go on to the end, and a writer among them would
+    write its Zarr chunks into the output after the caller has removed it."""
+    import time
+
+    keys = set()
+    for collection in collections:
+        keys.update(collection.__dask_graph__().keys())
+    client.cancel(futures, force=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            running = client.run(_still_running, keys=keys)
+        except Exception:  # a worker gone or unreachable: nothing more to wait for there
+            return
+        if not any(running.values()):
+            return
+        time.sleep(0.05)
 
 
 def _write_label_metadata(group, ome, name):
