@@ -111,10 +111,10 @@ def make_volume(client, spec, side, chunk, store, connectomics, keep):
     darr = da.map_blocks(function, dtype=bool, chunks=tuple((chunk,) * (side // chunk)
                                                             + ((side % chunk,) if side % chunk
                                                                else ()) for _ in range(3)))
-    made = {"volccl_bench_volume": spec, "side": side, "zarr_chunk": chunk}
+    stamp = {"volccl_bench_volume": spec, "side": side, "zarr_chunk": chunk}
     if keep:
         try:
-            if dict(zarr.open_array(store, mode="r").attrs) == made:
+            if dict(zarr.open_array(store, mode="r").attrs) == stamp:
                 return name, None
         except (FileNotFoundError, ValueError, KeyError):
             pass
@@ -122,7 +122,7 @@ def make_volume(client, spec, side, chunk, store, connectomics, keep):
     start = time.perf_counter()
     client.compute(da.to_zarr(darr, store, compute=False), sync=True)
     if keep:
-        zarr.open_array(store, mode="r+").attrs.update(made)
+        zarr.open_array(store, mode="r+").attrs.update(stamp)
     return name, time.perf_counter() - start
 
 

@@ -19,6 +19,7 @@ import itertools
 import os
 import sys
 import threading
+import time
 import uuid
 
 import numpy as np
@@ -907,8 +908,6 @@ def _cancel_and_wait(client, futures, collections, timeout=600.0):
     """Cancels a failed computation and waits until no worker runs any of its tasks. When one
     task fails, the others already running go on to the end, and a writer among them would
     write its Zarr chunks into the output after the caller has removed it."""
-    import time
-
     keys = set()
     for collection in collections:
         keys.update(collection.__dask_graph__().keys())
