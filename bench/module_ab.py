@@ -11,7 +11,7 @@ with 2 threads and with 1. A case is NAME:CONNECTIVITY, NAME a DIR/NAME.npy volu
 cpu_interleaved.py's 2048² images. Masks are labeled with binary_image=True; --as-given keeps
 the package's default (uint8 0/1 arrays are then label maps). Prefix each round's lines with
 the build's letter and the round (A1, B1, A2, ...), e.g. with `sed "s/^/A1 /"`. `summary`
-prints, per case, the median over the rounds of each build and B's time over A's.
+prints, per case, the median over the rounds of each build and each build's time over A's.
 """
 
 import argparse
@@ -60,18 +60,26 @@ def run(arguments):
 
 def summary(arguments):
     times = collections.defaultdict(lambda: collections.defaultdict(list))
+    builds = set()
     for line in arguments.rounds.read_text().splitlines():
         fields = line.split()
         if len(fields) != 7 or fields[3] != "2t":
             continue
         build = fields[0][0]
+        builds.add(build)
         times[fields[1], fields[2]][build + "2"].append(float(fields[4]))
         times[fields[1], fields[2]][build + "1"].append(float(fields[6]))
+    builds = sorted(builds)
     for (name, connectivity), columns in times.items():
         m = {column: statistics.median(values) for column, values in columns.items()}
-        print(f"{name:22s} {connectivity:4s} 2t A {m['A2']:7.2f} B {m['B2']:7.2f} "
-              f"({m['B2'] / m['A2']:.2f})   1t A {m['A1']:7.2f} B {m['B1']:7.2f} "
-              f"({m['B1'] / m['A1']:.2f})")
+        line = f"{name:22s} {connectivity:4s}"
+        for threads in "21":
+            base = m[builds[0] + threads]
+            line += f"  {threads}t A {base:7.2f}"
+            for build in builds[1:]:
+                time = m[build + threads]
+                line += f" {build} {time:7.2f} ({time / base:.2f})"
+        print(line)
 
 
 def main():

@@ -272,11 +272,10 @@ class PairScan {
       out.index[k] = out.index[k] != 0 ? upper_next++ : lower_next++;
     }
     if (!with_run_at) return;
-    out.run_at.resize(grid_.rows.nx);
+    out.run_at.resize(grid_.rows.nx + kRunAtBlock - 1);
+    std::uint32_t* run_at = out.run_at.data();
     for (std::uint32_t k = 0; k < count; ++k) {
-      const std::uint32_t begin = out.begin[k];
-      const std::uint32_t end = out.end[k];
-      for (std::uint32_t x = begin; x < end; ++x) out.run_at[x] = k;
+      store_run_ordinal(run_at, out.begin[k], out.end[k], k);
     }
   }
 

@@ -65,6 +65,19 @@ struct RunTraits<LabelMapVoxels<T>> {
   static constexpr bool kValued = true;
 };
 
+// Each run stores its first kRunAtBlock ordinals in a row's run_at whatever its length, past its
+// end into voxels that a later run overwrites or that are background (run_at holds
+// kRunAtBlock - 1 entries past the row): on random volumes a loop over a run's few voxels
+// mispredicts its exit at almost every run.
+constexpr std::uint32_t kRunAtBlock = 4;
+
+// Stores `ordinal` at run_at[begin, end), and maybe on up to kRunAtBlock - 1 entries after.
+inline void store_run_ordinal(std::uint32_t* run_at, std::uint32_t begin, std::uint32_t end,
+                              std::uint32_t ordinal) {
+  for (std::uint32_t i = 0; i < kRunAtBlock; ++i) run_at[begin + i] = ordinal;
+  for (std::uint32_t x = begin + kRunAtBlock; x < end; ++x) run_at[x] = ordinal;
+}
+
 // A row's runs, and where they lie: its foreground bits and, at each foreground voxel, the
 // ordinal of its run, so that the runs within a window of x are found by two bit scans instead
 // of a walk over the runs (on random volumes the walk's branches are as random as the voxels).
@@ -472,6 +485,15 @@ class RunForest {
       return root;
     }
 
+    // meet, then `other` pointed at the root it returns: a window's run met twice (as its first
+    // and its last) returns at the first test the second time.
+    std::uint32_t meet_pointing(std::uint32_t run, std::uint32_t root, std::uint32_t other) const {
+      if (parent_[other] == root) return root;
+      root = meet(run, root, other);
+      parent_[other] = root;
+      return root;
+    }
+
     void set_parent(std::uint32_t run, std::uint32_t up) const { parent_[run] = up; }
 
    private:
@@ -845,18 +867,10 @@ class RunScan {
     decode_row(row, indexed.runs);
     indexed.foreground = foreground(row);
     indexed.first_run = row_first_run_[row];
-    // Each run's first kRunAtBlock ordinals are stored whatever its length, past its end into
-    // voxels that a later run overwrites or that are background: on random volumes a loop
-    // over a run's few voxels mispredicts its exit at almost every run.
-    constexpr std::uint32_t kRunAtBlock = 4;
     indexed.run_at.resize(grid_.nx + kRunAtBlock - 1);
     std::uint32_t* run_at = indexed.run_at.data();
     for (std::uint32_t k = 0; k < indexed.runs.size(); ++k) {
-      // The bounds in locals: a loop over run_at[x] would reload them at every store.
-      const std::uint32_t begin = indexed.runs[k].begin;
-      const std::uint32_t end = indexed.runs[k].end;
-      for (std::uint32_t i = 0; i < kRunAtBlock; ++i) run_at[begin + i] = k;
-      for (std::uint32_t x = begin + kRunAtBlock; x < end; ++x) run_at[x] = k;
+      store_run_ordinal(run_at, indexed.runs[k].begin, indexed.runs[k].end, k);
     }
   }
 
@@ -869,7 +883,9 @@ class RunScan {
   }
 
   // Calls touch(index) for each run of `earlier` that touches `run` (x ranges within `reach`
-  // voxels) and joins it, in increasing order.
+  // voxels) and joins it, the window's last one maybe twice: a window of a random volume holds
+  // one run or two, so the first and the last are touched whatever and a loop takes only those
+  // between, whose exit then rarely mispredicts (touching a run again unites nothing new).
   template <class Touch>
   void for_each_touching_run(const Run& run, const IndexedRow<Run>& earlier, std::uint32_t reach,
                              const Touch& touch) const {
@@ -878,9 +894,11 @@ class RunScan {
     std::uint32_t first;
     std::uint32_t last;
     if (!earlier.runs_within(lo, hi, first, last)) return;
-    for (std::uint32_t k = first; k <= last; ++k) {
+    if (same_value(run, earlier.runs[first])) touch(earlier.first_run + first);
+    for (std::uint32_t k = first + 1; k < last; ++k) {
       if (same_value(run, earlier.runs[k])) touch(earlier.first_run + k);
     }
+    if (same_value(run, earlier.runs[last])) touch(earlier.first_run + last);
   }
 
   // One slab's rows in order: each run's parent becomes the smallest root among the earlier
@@ -911,8 +929,9 @@ class RunScan {
         const std::uint32_t run = current.first_run + i;
         std::uint32_t root = run;
         for (int n = 0; n < count; ++n) {
-          for_each_touching_run(current.runs[i], *earlier[n], neighbours[n].reach,
-                                [&](std::uint32_t other) { root = unions.meet(run, root, other); });
+          for_each_touching_run(
+              current.runs[i], *earlier[n], neighbours[n].reach,
+              [&](std::uint32_t other) { root = unions.meet_pointing(run, root, other); });
         }
         unions.set_parent(run, root);
       }
