@@ -78,12 +78,37 @@ inline void store_run_ordinal(std::uint32_t* run_at, std::uint32_t begin, std::u
   for (std::uint32_t x = begin + kRunAtBlock; x < end; ++x) run_at[x] = ordinal;
 }
 
+// The runs of one row at a time, in storage that only grows: a row's decoding writes past its
+// last run, and sizing a vector to each row would initialise what it gains.
+template <class Run>
+class RowRuns {
+ public:
+  // Room for `count` runs and `spare` more; the row then holds `count`.
+  Run* hold(std::size_t count, std::size_t spare) {
+    if (storage_.size() < count + spare) storage_.resize(count + spare);
+    count_ = count;
+    return storage_.data();
+  }
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  Run& operator[](std::size_t i) { return storage_[i]; }
+  const Run& operator[](std::size_t i) const { return storage_[i]; }
+  Run* begin() { return storage_.data(); }
+  Run* end() { return storage_.data() + count_; }
+  const Run* begin() const { return storage_.data(); }
+  const Run* end() const { return storage_.data() + count_; }
+
+ private:
+  std::vector<Run> storage_;
+  std::size_t count_ = 0;
+};
+
 // A row's runs, and where they lie: its foreground bits and, at each foreground voxel, the
 // ordinal of its run, so that the runs within a window of x are found by two bit scans instead
 // of a walk over the runs (on random volumes the walk's branches are as random as the voxels).
 template <class Run>
 struct IndexedRow {
-  std::vector<Run> runs;
+  RowRuns<Run> runs;
   const std::uint64_t* foreground = nullptr;
   std::vector<std::uint32_t> run_at;  // defined on the foreground voxels only
   std::uint32_t first_run = 0;        // the index of runs[0]
@@ -749,7 +774,7 @@ class RunScan {
     sums.for_each_slab(
         slabs_, row_first_run_.get(),
         [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
-          std::vector<Run> runs;
+          RowRuns<Run> runs;
           std::uint32_t cached_root = ~0u;
           std::uint32_t cached_label = 0;
           for (std::uint32_t row = first; row < last; ++row) {
@@ -822,7 +847,7 @@ class RunScan {
   }
   std::uint64_t* starts(std::uint32_t row) { return foreground(row) + grid_.words_per_row; }
   // Whether the labels' writing takes a row's runs in stretches: a mask's dense row of short runs.
-  bool in_stretches(const std::vector<Run>& runs) const {
+  bool in_stretches(const RowRuns<Run>& runs) const {
     if constexpr (kValued) return false;
     std::uint32_t covered = 0;
     for (const Run& run : runs) covered += run.end - run.begin;
@@ -832,9 +857,33 @@ class RunScan {
   // The runs of a row, from its bits: a run ends where the foreground stops or another starts.
   // A label map's values are read only `with_values`: the labels' writing does not compare them,
   // and the read is a cache miss for most runs.
-  void decode_row(std::uint32_t row, std::vector<Run>& runs, bool with_values = true) {
-    runs.resize(row_first_run_[row + 1] - row_first_run_[row]);
-    if (runs.empty()) return;
+  void decode_row(std::uint32_t row, RowRuns<Run>& row_runs, bool with_values = true) {
+    const std::uint32_t count = row_first_run_[row + 1] - row_first_run_[row];
+    // Room for the positions a block writes past the row's last run.
+    Run* const runs = row_runs.hold(count, kDecodeBlock);
+    if (count == 0) return;
+    // A mask's row of more than two runs per word takes its words' bits kDecodeBlock at a time,
+    // each position stored whatever and kept only where a bit was left: there a loop per bit
+    // mispredicts its exit at almost every word. Rows of fewer runs, and a label map's runs side
+    // by side, lose by the block's work.
+    if (!kValued && count > 2 * grid_.words_per_row) {
+      decode_words<kDecodeBlock>(row, runs);
+    } else {
+      decode_words<1>(row, runs);
+    }
+    if constexpr (kValued) {
+      if (!with_values) return;
+      const auto* values = voxels_.values + grid_.first_voxel(row);
+      for (Run& run : row_runs) run.value = values[run.begin];
+    }
+  }
+
+  static constexpr std::uint32_t kDecodeBlock = 4;
+
+  // decode_row's bits to runs, `block` positions at a time.
+  template <std::uint32_t block>
+  void decode_words(std::uint32_t row, Run* runs) {
+    constexpr std::uint64_t kTopBit = std::uint64_t{1} << 63;  // where an empty word's scan lands
     const std::uint64_t* fg = foreground(row);
     std::size_t begun = 0;
     std::size_t ended = 0;
@@ -846,20 +895,21 @@ class RunScan {
       std::uint64_t begins = kValued ? starts(row)[w] : bits & ~after_foreground;
       std::uint64_t ends = after_foreground & (~bits | begins);
       while (ends != 0) {
-        runs[ended++].end = w * 64 + lowest_bit(ends);
-        ends &= ends - 1;
+        for (std::uint32_t i = 0; i < block; ++i) {
+          runs[ended].end = w * 64 + lowest_bit(ends | kTopBit);
+          ended += ends != 0;
+          ends &= ends - 1;
+        }
       }
       while (begins != 0) {
-        runs[begun++].begin = w * 64 + lowest_bit(begins);
-        begins &= begins - 1;
+        for (std::uint32_t i = 0; i < block; ++i) {
+          runs[begun].begin = w * 64 + lowest_bit(begins | kTopBit);
+          begun += begins != 0;
+          begins &= begins - 1;
+        }
       }
     }
     if (ended < begun) runs[ended].end = grid_.nx;
-    if constexpr (kValued) {
-      if (!with_values) return;
-      const auto* values = voxels_.values + grid_.first_voxel(row);
-      for (Run& run : runs) run.value = values[run.begin];
-    }
   }
 
   // The runs of a row and the ordinal of the run at each of its foreground voxels.
