@@ -168,39 +168,55 @@ class PairScan {
 
   // Writes every voxel's label: each unit's rows cleared whole (random rows have gaps of a few
   // voxels between runs), then each run's voxels in either row given its root's rank + 1. With
-  // `statistics`, also sums the moments of each row's voxels in each run (a byte of the row's bits
-  // at a time) into its label's row.
+  // `statistics`, also sums each row's voxels of one label, from consecutive runs (add_row_part),
+  // into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
     MomentSums sums(statistics, component_count_, slabs_.count());
-    sums.for_each_slab(
-        slabs_, unit_first_run_.get(),
-        [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
-          PairUnit unit_runs;
-          for (std::uint32_t unit = first; unit < last; ++unit) {
-            decode(unit, unit_runs, false);
-            const std::uint32_t row = grid_.upper_row(unit);
-            const std::uint32_t nx = grid_.rows.nx;
-            std::uint32_t* upper_out = labels + grid_.rows.first_voxel(row);
-            std::uint32_t* lower_out = upper_out + nx;
-            const bool two_rows = grid_.has_lower_row(unit);
-            std::fill(upper_out, upper_out + (two_rows ? 2 * nx : nx), 0u);
-            const std::uint32_t y = row % grid_.rows.ny;
-            const std::uint32_t z = row / grid_.rows.ny;
-            for (std::uint32_t k = 0; k < unit_runs.begin.size(); ++k) {
-              const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
-              const std::uint32_t from = unit_runs.begin[k];
-              const std::uint32_t to = unit_runs.end[k];
-              write_run(unit_runs.upper, upper_out, from, to, label);
-              if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
-              if (sums.gathers()) {
-                const std::uint32_t root = forest_.parent(unit_runs.index[k]);
-                add_row_moments(moments, root, label, unit_runs.upper, from, to, y, z);
-                if (two_rows)
-                  add_row_moments(moments, root, label, unit_runs.lower, from, to, y + 1, z);
-              }
-            }
-          }
-        });
+    sums.for_each_slab(slabs_, unit_first_run_.get(),
+                       [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
+                         write_units(first, last, labels, sums.gathers() ? &moments : nullptr);
+                       });
+  }
+
+  // write_labels for units [first, last), their moments into `moments` unless it is null.
+  void write_units(std::uint32_t first, std::uint32_t last, std::uint32_t* labels,
+                   MomentSums::Writer* moments) {
+    PairUnit unit_runs;
+    // Each row's runs of one label so far, and that label's root.
+    RowPart upper_part;
+    RowPart lower_part;
+    std::uint32_t part_root = 0;
+    std::uint32_t part_label = 0;
+    for (std::uint32_t unit = first; unit < last; ++unit) {
+      decode(unit, unit_runs, false);
+      const std::uint32_t row = grid_.upper_row(unit);
+      const std::uint32_t nx = grid_.rows.nx;
+      std::uint32_t* upper_out = labels + grid_.rows.first_voxel(row);
+      std::uint32_t* lower_out = upper_out + nx;
+      const bool two_rows = grid_.has_lower_row(unit);
+      std::fill(upper_out, upper_out + (two_rows ? 2 * nx : nx), 0u);
+      const std::uint32_t y = row % grid_.rows.ny;
+      const std::uint32_t z = row / grid_.rows.ny;
+      for (std::uint32_t k = 0; k < unit_runs.begin.size(); ++k) {
+        const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
+        const std::uint32_t from = unit_runs.begin[k];
+        const std::uint32_t to = unit_runs.end[k];
+        write_run(unit_runs.upper, upper_out, from, to, label);
+        if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
+        if (moments == nullptr) continue;
+        if (label != part_label) {
+          moments->add(part_root, part_label, upper_part, y, z);
+          moments->add(part_root, part_label, lower_part, y + 1, z);
+          part_root = forest_.parent(unit_runs.index[k]);
+          part_label = label;
+        }
+        add_row_part(upper_part, unit_runs.upper, from, to);
+        if (two_rows) add_row_part(lower_part, unit_runs.lower, from, to);
+      }
+      if (moments == nullptr) continue;
+      moments->add(part_root, part_label, upper_part, y, z);
+      moments->add(part_root, part_label, lower_part, y + 1, z);
+    }
   }
 
  private:
@@ -432,11 +448,14 @@ class PairScan {
     }
   }
 
-  // The moments of a row's voxels in [from, to), added to `label`'s: summed along x a byte of
-  // the row's bits at a time (kByteSums), the row's y and z terms once for all of them.
-  static void add_row_moments(MomentSums::Writer& moments, std::uint32_t root, std::uint32_t label,
-                              const std::uint64_t* bits, std::uint32_t from, std::uint32_t to,
-                              std::uint32_t y, std::uint32_t z) {
+  // A row's voxels in [from, to), added to `part`: a run the row covers in closed form, else
+  // summed along x a byte of the row's bits at a time (kByteSums).
+  static void add_row_part(RowPart& part, const std::uint64_t* bits, std::uint32_t from,
+                           std::uint32_t to) {
+    if (covers(bits, from, to)) {
+      part.add_run(from, to - from);
+      return;
+    }
     std::uint64_t count = 0, sum_x = 0, sum_xx = 0;
     std::uint32_t min_x = 0, max_x = 0;
     for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
@@ -445,14 +464,14 @@ class PairScan {
       if (count == 0) min_x = w * 64 + lowest_bit(set);
       max_x = w * 64 + highest_bit(set);
       for (std::uint32_t byte = 0; byte < 8; ++byte) {
-        const ByteSums& part = kByteSums[(set >> (8 * byte)) & 0xFF];
+        const ByteSums& sums = kByteSums[(set >> (8 * byte)) & 0xFF];
         const std::uint64_t x = std::uint64_t{w} * 64 + 8 * byte;  // the byte's first voxel
-        count += part.count;
-        sum_x += part.count * x + part.sum;
-        sum_xx += part.count * x * x + 2 * x * part.sum + part.sum_of_squares;
+        count += sums.count;
+        sum_x += sums.count * x + sums.sum;
+        sum_xx += sums.count * x * x + 2 * x * sums.sum + sums.sum_of_squares;
       }
     }
-    if (count != 0) moments.add(root, label, row_moments(count, sum_x, sum_xx, min_x, max_x, y, z));
+    if (count != 0) part.add(count, sum_x, sum_xx, min_x, max_x);
   }
 
   // out[x] = label where the row has a voxel at x in [from, to), else 0: a fill where the row

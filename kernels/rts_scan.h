@@ -605,6 +605,34 @@ class RunForest {
   std::vector<std::uint32_t> roots_before_;
 };
 
+// Voxels of one label in one row, summed along x as the labels' writing meets them in
+// increasing x: one Moments is built for them when the label or the row changes, not one a run.
+struct RowPart {
+  std::uint64_t count = 0;
+  std::uint64_t sum_x = 0;
+  std::uint64_t sum_xx = 0;
+  std::uint32_t min_x = 0;
+  std::uint32_t max_x = 0;
+
+  // `n` voxels from min to max summing to sx and their squares to sxx, right of the last ones.
+  void add(std::uint64_t n, std::uint64_t sx, std::uint64_t sxx, std::uint32_t min,
+           std::uint32_t max) {
+    if (count == 0) min_x = min;
+    max_x = max;
+    count += n;
+    sum_x += sx;
+    sum_xx += sxx;
+  }
+  // A run of `length` voxels from x0, in closed form (its y and z terms are the row's).
+  void add_run(std::uint32_t x0, std::uint32_t length) {
+    const Moments run = run_moments(x0, length, 0, 0);
+    add(run.count, run.sum[0], run.sum_products[0], run.min[0], run.max[0]);
+  }
+  Moments moments(std::uint32_t y, std::uint32_t z) const {
+    return row_moments(count, sum_x, sum_xx, min_x, max_x, y, z);
+  }
+};
+
 // A labeling's component moments gathered as its labels are written, one writer per slab, so
 // that the labels are never read back: the slab that holds a component's root (its first run)
 // owns its row; a slab meeting a component rooted in an earlier slab sums it apart, added once
@@ -631,6 +659,14 @@ class MomentSums {
     ~Writer() { flush(); }
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
+
+    // A row's part of `label`, of the component rooted at run `root`; the part is emptied.
+    void add(std::uint32_t root, std::uint32_t label, RowPart& part, std::uint32_t y,
+             std::uint32_t z) {
+      if (part.count == 0) return;
+      add(root, label, part.moments(y, z));
+      part = RowPart{};
+    }
 
     // A run of `label`, of the component rooted at run `root`.
     void add(std::uint32_t root, std::uint32_t label, const Moments& run) {
@@ -771,74 +807,100 @@ class RunScan {
   // `statistics`, also sums each run's moments (in closed form) into its label's row.
   void write_labels(std::uint32_t* labels, std::vector<ComponentMoments>* statistics) {
     MomentSums sums(statistics, component_count_, slabs_.count());
-    sums.for_each_slab(
-        slabs_, row_first_run_.get(),
-        [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
-          RowRuns<Run> runs;
-          std::uint32_t cached_root = ~0u;
-          std::uint32_t cached_label = 0;
-          for (std::uint32_t row = first; row < last; ++row) {
-            std::uint32_t* out = labels + grid_.first_voxel(row);
-            decode_row(row, runs, false);
-            std::uint32_t run_index = row_first_run_[row];
-            const std::uint32_t y = row % grid_.ny;
-            const std::uint32_t z = row / grid_.ny;
-            // The row is cleared whole first: random rows have gaps of a few voxels
-            // between runs. In a mask's dense rows of short runs (in_stretches), runs
-            // of one label a few voxels apart are then written as one stretch, gaps
-            // and all, from the foreground bits: there most runs share a label (the
-            // foreground percolates), and a loop per run mispredicts its exit at
-            // every run. Elsewhere stretches of two runs and more are rare.
-            std::fill(out, out + grid_.nx, 0u);
-            // Each run's label, its moments gathered, then write(r, run, label).
-            const auto label_runs = [&](const auto& write) {
-              for (std::size_t r = 0; r < runs.size(); ++r, ++run_index) {
-                const std::uint32_t root = forest_.parent(run_index);
-                if (root != cached_root) {
-                  cached_root = root;
-                  cached_label = forest_.label_of(run_index);
-                }
-                const Run& run = runs[r];
-                write(r, run, cached_label);
-                if (sums.gathers()) {
-                  moments.add(root, cached_label,
-                              run_moments(run.begin, run.end - run.begin, y, z));
-                }
-              }
-            };
-            if (!in_stretches(runs)) {
-              label_runs([&](std::size_t, const Run& run, std::uint32_t label) {
-                // The bounds in locals: a loop over out[x] would reload them at
-                // every store.
-                const std::uint32_t begin = run.begin;
-                const std::uint32_t end = run.end;
-                for (std::uint32_t x = begin; x < end; ++x) out[x] = label;
-              });
-              continue;
-            }
-            std::size_t stretch = 0;
-            std::uint32_t stretch_label = 0;
-            const auto write_stretch = [&](std::size_t after) {
-              const std::uint32_t begin = runs[stretch].begin;
-              const std::uint32_t end = runs[after - 1].end;
-              if (after - stretch == 1) {
-                std::fill(out + begin, out + end, stretch_label);
-              } else {
-                write_masked(out, foreground(row), begin, end, stretch_label);
-              }
-            };
-            label_runs([&](std::size_t r, const Run& run, std::uint32_t label) {
-              if (r == 0) {
-                stretch_label = label;
-              } else if (label != stretch_label || run.begin - runs[r - 1].begin > kStretchSpan) {
-                write_stretch(r);
-                stretch = r;
-                stretch_label = label;
-              }
-            });
-            if (!runs.empty()) write_stretch(runs.size());
+    sums.for_each_slab(slabs_, row_first_run_.get(),
+                       [&](std::uint32_t first, std::uint32_t last, MomentSums::Writer& moments) {
+                         if (sums.gathers()) {
+                           write_rows<true>(first, last, labels, moments);
+                         } else {
+                           write_rows<false>(first, last, labels, moments);
+                         }
+                       });
+  }
+
+  // write_labels for rows [first, last); kGathers: their moments into `moments`, in a function
+  // of their own, so that labeling alone carries none of that code.
+  template <bool kGathers>
+  void write_rows(std::uint32_t first, std::uint32_t last, std::uint32_t* labels,
+                  MomentSums::Writer& moments) {
+    RowRuns<Run> runs;
+    std::uint32_t cached_root = ~0u;
+    std::uint32_t cached_label = 0;
+    // The row's runs of one label so far, and that label's root.
+    RowPart part;
+    std::uint32_t part_root = 0;
+    std::uint32_t part_label = 0;
+    for (std::uint32_t row = first; row < last; ++row) {
+      std::uint32_t* out = labels + grid_.first_voxel(row);
+      decode_row(row, runs, false);
+      std::uint32_t run_index = row_first_run_[row];
+      const std::uint32_t y = row % grid_.ny;
+      const std::uint32_t z = row / grid_.ny;
+      // The row is cleared whole first: random rows have gaps of a few voxels
+      // between runs. In a mask's dense rows of short runs (in_stretches), runs
+      // of one label a few voxels apart are then written as one stretch, gaps
+      // and all, from the foreground bits: there most runs share a label (the
+      // foreground percolates), and a loop per run mispredicts its exit at
+      // every run. Elsewhere stretches of two runs and more are rare.
+      std::fill(out, out + grid_.nx, 0u);
+      // Each run's label, its moments gathered, then write(r, run, label).
+      const bool stretches = in_stretches(runs);
+      const auto label_runs = [&](const auto& write) {
+        for (std::size_t r = 0; r < runs.size(); ++r, ++run_index) {
+          const std::uint32_t root = forest_.parent(run_index);
+          if (root != cached_root) {
+            cached_root = root;
+            cached_label = forest_.label_of(run_index);
           }
+          const Run& run = runs[r];
+          write(r, run, cached_label);
+          if (!kGathers) continue;
+          // In stretches most runs of a row share a label: summed in the row's part.
+          // Elsewhere the label changes at most runs, and a run goes by itself.
+          if (!stretches) {
+            moments.add(root, cached_label, run_moments(run.begin, run.end - run.begin, y, z));
+            continue;
+          }
+          if (cached_label != part_label) {
+            moments.add(part_root, part_label, part, y, z);
+            part_root = root;
+            part_label = cached_label;
+          }
+          part.add_run(run.begin, run.end - run.begin);
+        }
+        if (kGathers) moments.add(part_root, part_label, part, y, z);
+      };
+      if (!stretches) {
+        label_runs([&](std::size_t, const Run& run, std::uint32_t label) {
+          // The bounds in locals: a loop over out[x] would reload them at
+          // every store.
+          const std::uint32_t begin = run.begin;
+          const std::uint32_t end = run.end;
+          for (std::uint32_t x = begin; x < end; ++x) out[x] = label;
         });
+        continue;
+      }
+      std::size_t stretch = 0;
+      std::uint32_t stretch_label = 0;
+      const auto write_stretch = [&](std::size_t after) {
+        const std::uint32_t begin = runs[stretch].begin;
+        const std::uint32_t end = runs[after - 1].end;
+        if (after - stretch == 1) {
+          std::fill(out + begin, out + end, stretch_label);
+        } else {
+          write_masked(out, foreground(row), begin, end, stretch_label);
+        }
+      };
+      label_runs([&](std::size_t r, const Run& run, std::uint32_t label) {
+        if (r == 0) {
+          stretch_label = label;
+        } else if (label != stretch_label || run.begin - runs[r - 1].begin > kStretchSpan) {
+          write_stretch(r);
+          stretch = r;
+          stretch_label = label;
+        }
+      });
+      if (!runs.empty()) write_stretch(runs.size());
+    }
   }
 
  private:
