@@ -77,8 +77,8 @@ def summary(arguments):
             base = m[builds[0] + threads]
             line += f"  {threads}t A {base:7.2f}"
             for build in builds[1:]:
-                time = m[build + threads]
-                line += f" {build} {time:7.2f} ({time / base:.2f})"
+                median = m[build + threads]
+                line += f" {build} {median:7.2f} ({median / base:.2f})"
         print(line)
 
 

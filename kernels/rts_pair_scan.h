@@ -201,8 +201,11 @@ class PairScan {
         const std::uint32_t label = forest_.label_of(unit_runs.index[k]);
         const std::uint32_t from = unit_runs.begin[k];
         const std::uint32_t to = unit_runs.end[k];
-        write_run(unit_runs.upper, upper_out, from, to, label);
-        if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label);
+        // Whether each row covers the run: its writing and its sums both take it.
+        const bool upper_covered = covers(unit_runs.upper, from, to);
+        const bool lower_covered = two_rows && covers(unit_runs.lower, from, to);
+        write_run(unit_runs.upper, upper_out, from, to, label, upper_covered);
+        if (two_rows) write_run(unit_runs.lower, lower_out, from, to, label, lower_covered);
         if (moments == nullptr) continue;
         if (label != part_label) {
           moments->add(part_root, part_label, upper_part, y, z);
@@ -210,8 +213,8 @@ class PairScan {
           part_root = forest_.parent(unit_runs.index[k]);
           part_label = label;
         }
-        add_row_part(upper_part, unit_runs.upper, from, to);
-        if (two_rows) add_row_part(lower_part, unit_runs.lower, from, to);
+        add_row_part(upper_part, unit_runs.upper, from, to, upper_covered);
+        if (two_rows) add_row_part(lower_part, unit_runs.lower, from, to, lower_covered);
       }
       if (moments == nullptr) continue;
       moments->add(part_root, part_label, upper_part, y, z);
@@ -451,8 +454,8 @@ class PairScan {
   // A row's voxels in [from, to), added to `part`: a run the row covers in closed form, else
   // summed along x a byte of the row's bits at a time (kByteSums).
   static void add_row_part(RowPart& part, const std::uint64_t* bits, std::uint32_t from,
-                           std::uint32_t to) {
-    if (covers(bits, from, to)) {
+                           std::uint32_t to, bool covered) {
+    if (covered) {
       part.add_run(from, to - from);
       return;
     }
@@ -475,11 +478,11 @@ class PairScan {
   }
 
   // out[x] = label where the row has a voxel at x in [from, to), else 0: a fill where the row
-  // covers the run (long runs mostly do), else no branch on the voxels, whose pattern is as
-  // random as the volume.
+  // covers the run (`covered`; long runs mostly do), else no branch on the voxels, whose
+  // pattern is as random as the volume.
   static void write_run(const std::uint64_t* bits, std::uint32_t* out, std::uint32_t from,
-                        std::uint32_t to, std::uint32_t label) {
-    if (covers(bits, from, to)) {
+                        std::uint32_t to, std::uint32_t label, bool covered) {
+    if (covered) {
       std::fill(out + from, out + to, label);
       return;
     }
