@@ -258,6 +258,18 @@ inline std::uint32_t popcount64(std::uint64_t bits) {
 #endif
 }
 
+// Whether any of bits [lo, hi) of `words` is set (lo < hi).
+inline bool any_bit_within(const std::uint64_t* words, std::uint32_t lo, std::uint32_t hi) {
+  const std::uint32_t last_word = (hi - 1) >> 6;
+  std::uint32_t word = lo >> 6;
+  std::uint64_t bits = words[word] & (~std::uint64_t{0} << (lo & 63));
+  while (word < last_word) {
+    if (bits != 0) return true;
+    bits = words[++word];
+  }
+  return (bits & (~std::uint64_t{0} >> (63 - ((hi - 1) & 63)))) != 0;
+}
+
 // The bits of a row: foreground, and for label maps where a run starts (a mask's runs start
 // where the foreground does). Packs them and returns the row's run count.
 inline std::uint32_t pack_row(const BinaryVoxels& voxels, const RowGrid& grid,
@@ -1013,11 +1025,50 @@ class RunScan {
     if (same_value(run, earlier.runs[last])) touch(earlier.first_run + last);
   }
 
+  // A label map's voxel of the value of the voxel behind it (z - 1) is settled: each earlier
+  // neighbour of both was united with the one behind, if of their value, when the later of the
+  // two was scanned. At 26 that is every earlier neighbour. At 18 all but two, x - 1 and x + 1 of
+  // the row above, and of those only a run's ends need a test: an inner voxel's contact there is
+  // the next voxel's across a face. The indices among a row's earlier neighbours of the row
+  // behind and, at 18, of the row above; -1 where there is none.
+  struct Settling {
+    int behind = -1;
+    int ends_above = -1;
+  };
+  Settling settling(std::uint32_t row, const NeighbourRow* neighbours, int count) const {
+    Settling settling;
+    if (!kValued || connectivity_ == 6) return settling;
+    for (int n = 0; n < count; ++n) {
+      if (neighbours[n].row + grid_.ny == row) settling.behind = n;
+      if (neighbours[n].row + 1 == row && connectivity_ == 18) settling.ends_above = n;
+    }
+    if (settling.behind < 0) settling.ends_above = -1;
+    return settling;
+  }
+
+  // A settled run's meetings at its ends with the runs of the row above across edges (at 18),
+  // those of its value; returns its root, `root` so far.
+  std::uint32_t meet_ends_above(std::uint32_t run, std::uint32_t root, const Run& own,
+                                const IndexedRow<Run>& above,
+                                const RunForest::Unions& unions) const {
+    const auto meet_at = [&](std::uint32_t x) {
+      if (((above.foreground[x >> 6] >> (x & 63)) & 1) == 0) return;
+      const std::uint32_t k = above.run_at[x];
+      if (same_value(own, above.runs[k])) {
+        root = unions.meet_pointing(run, root, above.first_run + k);
+      }
+    };
+    if (own.begin > 0) meet_at(own.begin - 1);
+    if (own.end < grid_.nx) meet_at(own.end);
+    return root;
+  }
+
   // One slab's rows in order: each run's parent becomes the smallest root among the earlier
   // runs it touches in the slab (a new run's index exceeds theirs), itself when none.
   void unite_slab(std::uint32_t first, std::uint32_t last) {
     const std::uint32_t ring_rows = (grid_.nz > 1 ? grid_.ny + 1 : 1) + 1;
     std::vector<IndexedRow<Run>> ring(std::min<std::uint32_t>(ring_rows, last - first));
+    std::vector<std::uint64_t> unsettled_bits(grid_.words_per_row);
     const RunForest::Unions unions = forest_.unions();
     for (std::uint32_t row = first; row < last; ++row) {
       IndexedRow<Run>& current = ring[(row - first) % ring.size()];
@@ -1026,6 +1077,7 @@ class RunScan {
       const int count = earlier_neighbour_rows(grid_, connectivity_, row, first, neighbours);
       const IndexedRow<Run>* earlier[4];
       for (int n = 0; n < count; ++n) earlier[n] = &ring[(neighbours[n].row - first) % ring.size()];
+      const Settling settled = settling(row, neighbours, count);
       // Words of columns cost per word, windows per run: rows of many short runs go by words.
       // At 18 and 26, whose words also take the corners of up to four rows, only a label map's
       // rows of four times as many runs, mostly of values side by side, whose windows' value
@@ -1034,16 +1086,33 @@ class RunScan {
       const std::size_t runs_for_words = (connectivity_ == 6 ? 2 : 8) * grid_.words_per_row;
       if (current.runs.size() > runs_for_words &&
           (connectivity_ == 6 || (kValued && mostly_side_by_side(row, current.runs.size())))) {
-        unite_by_words(row, current, neighbours, earlier, count, unions);
+        unite_by_words(row, current, neighbours, earlier, count, settled, unions);
         continue;
+      }
+      if (settled.behind >= 0) {
+        const std::uint64_t* own = foreground(row);
+        const std::uint32_t behind = neighbours[settled.behind].row;
+        for (std::uint32_t w = 0; w < grid_.words_per_row; ++w) {
+          unsettled_bits[w] = own[w] & ~face_word(own[w], row, behind, w);
+        }
       }
       for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
         const std::uint32_t run = current.first_run + i;
+        const Run& own = current.runs[i];
+        if (settled.behind >= 0 && !any_bit_within(unsettled_bits.data(), own.begin, own.end)) {
+          const IndexedRow<Run>& back = *earlier[settled.behind];
+          std::uint32_t root = unions.find(back.first_run + back.run_at[own.begin]);
+          if (settled.ends_above >= 0) {
+            root = meet_ends_above(run, root, own, *earlier[settled.ends_above], unions);
+          }
+          unions.set_parent(run, root);
+          continue;
+        }
         std::uint32_t root = run;
         for (int n = 0; n < count; ++n) {
-          for_each_touching_run(
-              current.runs[i], *earlier[n], neighbours[n].reach,
-              [&](std::uint32_t other) { root = unions.meet_pointing(run, root, other); });
+          for_each_touching_run(own, *earlier[n], neighbours[n].reach, [&](std::uint32_t other) {
+            root = unions.meet_pointing(run, root, other);
+          });
         }
         unions.set_parent(run, root);
       }
@@ -1124,7 +1193,7 @@ class RunScan {
   // it meets (`meet`, in x order), itself when none.
   void unite_by_words(std::uint32_t row, const IndexedRow<Run>& current,
                       const NeighbourRow* neighbours, const IndexedRow<Run>* const* earlier,
-                      int count, const RunForest::Unions& unions) {
+                      int count, Settling settled, const RunForest::Unions& unions) {
     for (std::uint32_t k = 0; k < current.runs.size(); ++k) {
       unions.set_parent(current.first_run + k, current.first_run + k);
     }
@@ -1145,14 +1214,26 @@ class RunScan {
       std::uint64_t contacts[4] = {0, 0, 0, 0};
       std::uint64_t ends[4] = {0, 0, 0, 0};
       std::uint64_t begins[4] = {0, 0, 0, 0};
+      // The settled voxels (Settling) meet the row behind by faces, and at 18 the row above at
+      // their runs' ends; the others meet every row.
+      const std::uint64_t behind_meets =
+          settled.behind >= 0 ? face_word(own_bits[w], row, neighbours[settled.behind].row, w) : 0;
+      const std::uint64_t unsettled = own_bits[w] & ~behind_meets;
       std::uint64_t columns = 0;
       for (int n = 0; n < count; ++n) {
-        const std::uint64_t meets = face_word(own_bits[w], row, neighbours[n].row, w);
+        const std::uint64_t meets =
+            n == settled.behind ? behind_meets : face_word(unsettled, row, neighbours[n].row, w);
         const std::uint64_t continued = (meets << 1) | carry[n];
         carry[n] = meets >> 63;
         contacts[n] = meets & ~(continued & ~cuts);
         if constexpr (kValued) {
-          if (neighbours[n].reach != 0) corner_words(row, neighbours[n].row, w, ends[n], begins[n]);
+          if (neighbours[n].reach != 0 && (unsettled != 0 || n == settled.ends_above)) {
+            corner_words(row, neighbours[n].row, w, ends[n], begins[n]);
+            if (n != settled.ends_above) {
+              ends[n] &= unsettled;
+              begins[n] &= unsettled;
+            }
+          }
         }
         columns |= contacts[n] | ends[n] | begins[n];
       }

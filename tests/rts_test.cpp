@@ -6,6 +6,7 @@
 // by the slab of its first run, and apart by the others) are checked at every thread count too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -421,6 +422,53 @@ TEST(RtsLabelMaps, ShortRunsVoxelByVoxelAtEveryThreadCount) {
                 << ", " << connectivity << "-connectivity, " << threads << " threads";
           }
         }
+      }
+    }
+  }
+}
+
+// Each slice the one before it shifted by a voxel or none along x and y, a few voxels changed:
+// most runs at 26 lie wholly on voxels of their value in the slice behind and meet only that,
+// the others partly, at one end or at a changed voxel. Rows of long stripes take the windows,
+// rows of short stripes of values side by side the words of columns; rows cross whole words.
+TEST(RtsLabelMaps, SlicesShiftedFromTheSliceBehind) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  std::mt19937 random(seed);
+  const Extent3 extents[] = {{200, 9, 11}, {130, 17, 6}, {64, 5, 9}, {37, 3, 4}};
+  for (const Extent3& extent : extents) {
+    const std::vector<std::uint16_t> palette = palette_of<std::uint16_t>(0, 3, random);
+    std::vector<std::uint16_t> values(extent.voxel_count());
+    const auto at = [&](std::uint32_t x, std::uint32_t y, std::uint32_t z) -> std::uint16_t& {
+      return values[x + std::uint64_t{extent.x} * (y + std::uint64_t{extent.y} * z)];
+    };
+    const auto nx = static_cast<int>(extent.x);
+    const auto ny = static_cast<int>(extent.y);
+    for (std::uint32_t y = 0; y < extent.y; ++y) {
+      const int longest = random() % 2 == 0 ? 3 : 70;
+      for (int x = 0; x < nx;) {
+        const int length = 1 + static_cast<int>(random() % longest);
+        const std::uint16_t value = palette[random() % palette.size()];
+        for (const int end = std::min(nx, x + length); x < end; ++x) at(x, y, 0) = value;
+      }
+    }
+    for (std::uint32_t z = 1; z < extent.z; ++z) {
+      const int dx = static_cast<int>(random() % 3) - 1;
+      const int dy = static_cast<int>(random() % 2);
+      for (std::uint32_t y = 0; y < extent.y; ++y) {
+        for (std::uint32_t x = 0; x < extent.x; ++x) {
+          const int from_x = std::clamp(static_cast<int>(x) + dx, 0, nx - 1);
+          const int from_y = std::clamp(static_cast<int>(y) + dy, 0, ny - 1);
+          at(x, y, z) =
+              random() % 50 == 0 ? palette[random() % palette.size()] : at(from_x, from_y, z - 1);
+        }
+      }
+    }
+    for (int connectivity : {26, 18, 6}) {
+      for (unsigned threads : kThreadCounts) {
+        ASSERT_TRUE(label_map_matches(values, extent, connectivity, std::uint16_t{0}, threads))
+            << extent.to_string() << ", " << connectivity << "-connectivity, " << threads
+            << " threads";
       }
     }
   }
