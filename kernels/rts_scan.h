@@ -1025,19 +1025,19 @@ class RunScan {
     if (same_value(run, earlier.runs[last])) touch(earlier.first_run + last);
   }
 
-  // A label map's voxel of the value of the voxel behind it (z - 1) is settled: each earlier
-  // neighbour of both was united with the one behind, if of their value, when the later of the
-  // two was scanned. At 26 that is every earlier neighbour. At 18 all but two, x - 1 and x + 1 of
-  // the row above, and of those only a run's ends need a test: an inner voxel's contact there is
-  // the next voxel's across a face. The indices among a row's earlier neighbours of the row
-  // behind and, at 18, of the row above; -1 where there is none.
+  // A voxel of the value of the voxel behind it (z - 1; in a mask, a voxel with foreground
+  // behind it) is settled: each earlier neighbour of both was united with the one behind, if of
+  // their value, when the later of the two was scanned. At 26 that is every earlier neighbour. At
+  // 18 all but two, x - 1 and x + 1 of the row above, and of those only a run's ends need a test:
+  // an inner voxel's contact there is the next voxel's across a face. The indices among a row's
+  // earlier neighbours of the row behind and, at 18, of the row above; -1 where there is none.
   struct Settling {
     int behind = -1;
     int ends_above = -1;
   };
   Settling settling(std::uint32_t row, const NeighbourRow* neighbours, int count) const {
     Settling settling;
-    if (!kValued || connectivity_ == 6) return settling;
+    if (connectivity_ == 6) return settling;
     for (int n = 0; n < count; ++n) {
       if (neighbours[n].row + grid_.ny == row) settling.behind = n;
       if (neighbours[n].row + 1 == row && connectivity_ == 18) settling.ends_above = n;
