@@ -46,22 +46,6 @@ struct PairUnit {
   std::vector<std::uint32_t> run_at;  // defined on the OR's voxels only
 };
 
-// Bits [from, to) of word `w` (positions w * 64 ...).
-inline std::uint64_t bits_in_word(std::uint32_t w, std::uint32_t from, std::uint32_t to) {
-  const std::uint32_t low = w * 64;
-  if (to <= low || from >= low + 64) return 0;
-  const std::uint64_t from_mask =
-      from > low ? ~std::uint64_t{0} << (from - low) : ~std::uint64_t{0};
-  const std::uint64_t to_mask =
-      to < low + 64 ? (std::uint64_t{1} << (to - low)) - 1 : ~std::uint64_t{0};
-  return from_mask & to_mask;
-}
-
-// Bits [from, to) of their word, where from and to - 1 lie in the same word.
-inline std::uint64_t span_in_word(std::uint32_t from, std::uint32_t to) {
-  return (~std::uint64_t{0} << (from & 63)) & (~std::uint64_t{0} >> (63 - ((to - 1) & 63)));
-}
-
 // `bits` without those below position `end` (bits at w * 64 + i).
 inline std::uint64_t from_position(std::uint64_t bits, std::uint32_t w, std::uint32_t end) {
   const std::uint32_t shift = end - w * 64;
@@ -296,14 +280,6 @@ class PairScan {
     for (std::uint32_t k = 0; k < count; ++k) {
       store_run_ordinal(run_at, out.begin[k], out.end[k], k);
     }
-  }
-
-  static bool any_bit(const std::uint64_t* bits, std::uint32_t from, std::uint32_t to) {
-    if ((from >> 6) == ((to - 1) >> 6)) return (bits[from >> 6] & span_in_word(from, to)) != 0;
-    for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
-      if ((bits[w] & bits_in_word(w, from, to)) != 0) return true;
-    }
-    return false;
   }
 
   // touch(index) for each run of `earlier` with a voxel in `earlier_row` next to (within one

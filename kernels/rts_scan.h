@@ -258,16 +258,29 @@ inline std::uint32_t popcount64(std::uint64_t bits) {
 #endif
 }
 
-// Whether any of bits [lo, hi) of `words` is set (lo < hi).
-inline bool any_bit_within(const std::uint64_t* words, std::uint32_t lo, std::uint32_t hi) {
-  const std::uint32_t last_word = (hi - 1) >> 6;
-  std::uint32_t word = lo >> 6;
-  std::uint64_t bits = words[word] & (~std::uint64_t{0} << (lo & 63));
-  while (word < last_word) {
-    if (bits != 0) return true;
-    bits = words[++word];
+// Bits [from, to) of word `w` (positions w * 64 ...).
+inline std::uint64_t bits_in_word(std::uint32_t w, std::uint32_t from, std::uint32_t to) {
+  const std::uint32_t low = w * 64;
+  if (to <= low || from >= low + 64) return 0;
+  const std::uint64_t from_mask =
+      from > low ? ~std::uint64_t{0} << (from - low) : ~std::uint64_t{0};
+  const std::uint64_t to_mask =
+      to < low + 64 ? (std::uint64_t{1} << (to - low)) - 1 : ~std::uint64_t{0};
+  return from_mask & to_mask;
+}
+
+// Bits [from, to) of their word, where from and to - 1 lie in the same word.
+inline std::uint64_t span_in_word(std::uint32_t from, std::uint32_t to) {
+  return (~std::uint64_t{0} << (from & 63)) & (~std::uint64_t{0} >> (63 - ((to - 1) & 63)));
+}
+
+// Whether any of bits [from, to) of `bits` is set (from < to).
+inline bool any_bit(const std::uint64_t* bits, std::uint32_t from, std::uint32_t to) {
+  if ((from >> 6) == ((to - 1) >> 6)) return (bits[from >> 6] & span_in_word(from, to)) != 0;
+  for (std::uint32_t w = from >> 6; w <= (to - 1) >> 6; ++w) {
+    if ((bits[w] & bits_in_word(w, from, to)) != 0) return true;
   }
-  return (bits & (~std::uint64_t{0} >> (63 - ((hi - 1) & 63)))) != 0;
+  return false;
 }
 
 // The bits of a row: foreground, and for label maps where a run starts (a mask's runs start
@@ -1099,7 +1112,7 @@ class RunScan {
       for (std::uint32_t i = 0; i < current.runs.size(); ++i) {
         const std::uint32_t run = current.first_run + i;
         const Run& own = current.runs[i];
-        if (settled.behind >= 0 && !any_bit_within(unsettled_bits.data(), own.begin, own.end)) {
+        if (settled.behind >= 0 && !any_bit(unsettled_bits.data(), own.begin, own.end)) {
           const IndexedRow<Run>& back = *earlier[settled.behind];
           std::uint32_t root = unions.find(back.first_run + back.run_at[own.begin]);
           if (settled.ends_above >= 0) {
