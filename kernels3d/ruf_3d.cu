@@ -30,45 +30,120 @@ constexpr std::uint32_t kThreads = 256;
 constexpr std::uint32_t kInitThreads = kernels3d::kInitThreads;
 static_assert(kernels3d::kWarpLanes == kWarp, "Initialization's tiles assume warps of 32 lanes");
 
-// A warp per row of a label map, a lane per voxel of a word: each word's bits by ballots, the
-// words of a batch loaded together; the carry of a word from the last lane of the word before.
-constexpr std::uint32_t kWordsPerBatch = 4;
+// A warp per row of a label map, a lane per voxel of a word: each word's bits are ballots on the
+// compares themselves, its carry the last lane's bits of the word before. The pass is bound by
+// its integer instructions, so a batch whose rows all exist and whose words lie inside the row
+// (neither its first nor its last) loads and compares without a test. A batch's words are loaded
+// together: four at 6, two at 18, one at 26, where a word's fourteen values already take the
+// registers that keep enough warps resident.
+template <int Connectivity>
+constexpr std::uint32_t kLabelMapBatch = Connectivity == 6 ? 4 : (Connectivity == 18 ? 2 : 1);
 
-template <int Connectivity, class Voxels>
-__global__ void make_label_map_words(Voxels voxels, RunGrid grid, Divisor by_ny, RowWord* words,
-                                     std::uint32_t* starts, JoinWords<Connectivity>* joins) {
+// The rows a label map's word reads: its own (0), then the rows before it of the join kinds
+// that overlap (1 + JoinKind, up to kJoinBelowBehind); an absent row points at the row itself.
+template <int Connectivity, class T>
+struct LabelMapRows {
+  static constexpr int kCount = 1 + kernels3d::carried_kinds(Connectivity);
+  const T* starts[kCount];
+  bool present[kCount];
+  bool all_present;
+};
+
+template <int Connectivity, class T>
+__device__ LabelMapRows<Connectivity, T> label_map_rows(const T* values, const RunGrid& grid,
+                                                        std::uint32_t y, std::uint32_t z) {
+  LabelMapRows<Connectivity, T> rows;
+  rows.all_present = true;
+  VOLCCL_UNROLL
+  for (int r = 0; r < rows.kCount; ++r) {
+    const int dy = r == 0 ? 0 : kernels3d::join_dy(r - 1),
+              dz = r == 0 ? 0 : kernels3d::join_dz(r - 1);
+    const std::int64_t row_y = std::int64_t{y} + dy, row_z = std::int64_t{z} + dz;
+    rows.present[r] = row_y >= 0 && row_y < grid.ny && row_z >= 0;
+    rows.all_present = rows.all_present && rows.present[r];
+    const std::int64_t row =
+        rows.present[r] ? row_z * grid.ny + row_y : std::int64_t{z} * grid.ny + y;
+    rows.starts[r] = values + row * grid.nx;
+  }
+  return rows;
+}
+
+template <int Connectivity, bool kInterior, class T>
+__device__ __forceinline__ void make_label_map_batch(const LabelMapRows<Connectivity, T>& rows,
+                                                     T background, const RunGrid& grid,
+                                                     std::uint32_t w0, std::uint64_t first_word,
+                                                     std::uint32_t& carry, RowWord* words,
+                                                     std::uint32_t* starts,
+                                                     JoinWords<Connectivity>* joins) {
   constexpr int kKinds = kernels3d::join_kinds(Connectivity);
+  constexpr int kBatch = static_cast<int>(kLabelMapBatch<Connectivity>);
+  const std::uint32_t lane = threadIdx.x % kWarp;
+  const std::uint32_t x0 = w0 * kernels3d::kWordVoxels + lane;
+  const T* at[LabelMapRows<Connectivity, T>::kCount];
+  VOLCCL_UNROLL
+  for (int r = 0; r < LabelMapRows<Connectivity, T>::kCount; ++r) at[r] = rows.starts[r] + x0;
+  T value[kBatch], left[kBatch], neighbours[kBatch][kKinds];
+  VOLCCL_UNROLL
+  for (int b = 0; b < kBatch; ++b) {
+    const int offset = b * static_cast<int>(kernels3d::kWordVoxels);
+    const std::uint32_t x = x0 + offset;
+    const bool inside = kInterior || x < grid.nx;
+    const bool has_left = kInterior || (inside && x > 0);
+    const bool has_right = kInterior || x + 1 < grid.nx;
+    value[b] = inside ? at[0][offset] : background;
+    left[b] = has_left ? at[0][offset - 1] : background;
+    VOLCCL_UNROLL
+    for (int kind = 0; kind < kKinds; ++kind) {
+      const int r = 1 + kernels3d::join_row(kind), dx = kernels3d::join_dx(kind);
+      const bool read =
+          kInterior || (rows.present[r] && (dx < 0 ? has_left : (dx > 0 ? has_right : inside)));
+      neighbours[b][kind] = read ? at[r][offset + dx] : background;
+    }
+  }
+  VOLCCL_UNROLL
+  for (int b = 0; b < kBatch; ++b) {
+    if (!kInterior && w0 + b >= grid.words_x) break;
+    const std::uint32_t foreground = __ballot_sync(kFullWarp, value[b] != background);
+    const std::uint32_t run_starts =
+        __ballot_sync(kFullWarp, kernels3d::label_map_starts(value[b], left[b], background));
+    JoinWords<Connectivity> made;
+    VOLCCL_UNROLL
+    for (int kind = 0; kind < kKinds; ++kind) {
+      made.bits[kind] = __ballot_sync(
+          kFullWarp, kernels3d::label_map_joins(value[b], neighbours[b][kind], background));
+    }
+    made.carry = carry;
+    const std::uint64_t word = first_word + w0 + b;
+    if (lane == 0) words[word] = {foreground, 0};
+    if (lane == 1) starts[word] = run_starts;
+    if (lane == 2) joins[word] = made;
+    carry = 0;
+    VOLCCL_UNROLL
+    for (int kind = 0; kind < kernels3d::carried_kinds(Connectivity); ++kind) {
+      carry |= (made.bits[kind] >> (kWarp - 1)) << kind;
+    }
+  }
+}
+
+template <int Connectivity, class T>
+__global__ void make_label_map_words(detail::LabelMapVoxels<T> voxels, RunGrid grid, Divisor by_ny,
+                                     RowWord* words, std::uint32_t* starts,
+                                     JoinWords<Connectivity>* joins) {
+  constexpr std::uint32_t kBatch = kLabelMapBatch<Connectivity>;
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const auto row = static_cast<std::uint32_t>(thread / kWarp);
   if (row >= grid.rows) return;  // whole warps
-  const std::uint32_t lane = threadIdx.x % kWarp;
   const std::uint32_t z = by_ny.quotient(row), y = row - z * grid.ny;
+  const auto rows = label_map_rows<Connectivity>(voxels.values, grid, y, z);
   const std::uint64_t first_word = std::uint64_t{row} * grid.words_x;
   std::uint32_t carry = 0;
-  for (std::uint32_t w0 = 0; w0 < grid.words_x; w0 += kWordsPerBatch) {
-    kernels3d::LabelMapVoxelBits bits[kWordsPerBatch];
-    VOLCCL_UNROLL
-    for (std::uint32_t b = 0; b < kWordsPerBatch; ++b) {
-      const std::uint32_t x = (w0 + b) * kernels3d::kWordVoxels + lane;
-      if (x < grid.nx) bits[b] = kernels3d::label_map_voxel<kKinds>(voxels, grid, x, y, z);
-    }
-    VOLCCL_UNROLL
-    for (std::uint32_t b = 0; b < kWordsPerBatch; ++b) {
-      if (w0 + b >= grid.words_x) break;
-      const std::uint32_t foreground = __ballot_sync(kFullWarp, bits[b].foreground);
-      const std::uint32_t run_starts = __ballot_sync(kFullWarp, bits[b].starts);
-      JoinWords<Connectivity> made;
-      VOLCCL_UNROLL
-      for (int kind = 0; kind < kKinds; ++kind) {
-        made.bits[kind] = __ballot_sync(kFullWarp, ((bits[b].joins >> kind) & 1u) != 0);
-      }
-      made.carry = carry;
-      const std::uint64_t word = first_word + w0 + b;
-      if (lane == 0) words[word] = {foreground, 0};
-      if (lane == 1) starts[word] = run_starts;
-      if (lane == 2) joins[word] = made;
-      constexpr std::uint32_t kCarried = (1u << kernels3d::carried_kinds(Connectivity)) - 1;
-      carry = __shfl_sync(kFullWarp, bits[b].joins, kWarp - 1) & kCarried;
+  for (std::uint32_t w0 = 0; w0 < grid.words_x; w0 += kBatch) {
+    if (rows.all_present && w0 > 0 && (w0 + kBatch) * kernels3d::kWordVoxels < grid.nx) {
+      make_label_map_batch<Connectivity, true>(rows, voxels.background, grid, w0, first_word, carry,
+                                               words, starts, joins);
+    } else {
+      make_label_map_batch<Connectivity, false>(rows, voxels.background, grid, w0, first_word,
+                                                carry, words, starts, joins);
     }
   }
 }

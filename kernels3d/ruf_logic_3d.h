@@ -240,6 +240,18 @@ struct LabelMapVoxelBits {
   std::uint32_t joins = 0;
 };
 
+// A run of a label map begins at a foreground voxel whose left neighbour has another value.
+template <class T>
+VOLCCL_HD bool label_map_starts(T value, T left, T background) {
+  return value != background && left != value;
+}
+
+// A foreground voxel of a label map joins a neighbour of its own value.
+template <class T>
+VOLCCL_HD bool label_map_joins(T value, T neighbour, T background) {
+  return value != background && neighbour == value;
+}
+
 template <int kKinds, class T>
 VOLCCL_HD LabelMapVoxelBits label_map_voxel(const detail::LabelMapVoxels<T>& voxels,
                                             const RunGrid& grid, std::uint32_t x, std::uint32_t y,
@@ -261,10 +273,10 @@ VOLCCL_HD LabelMapVoxelBits label_map_voxel(const detail::LabelMapVoxels<T>& vox
   }
   LabelMapVoxelBits bits;
   bits.foreground = value != voxels.background;
-  bits.starts = bits.foreground && left != value;
+  bits.starts = label_map_starts(value, left, voxels.background);
   VOLCCL_UNROLL
   for (int kind = 0; kind < kKinds; ++kind) {
-    if (bits.foreground && neighbours[kind] == value) bits.joins |= 1u << kind;
+    if (label_map_joins(value, neighbours[kind], voxels.background)) bits.joins |= 1u << kind;
   }
   return bits;
 }

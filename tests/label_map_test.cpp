@@ -198,6 +198,31 @@ TEST_P(LabelMap, RunsAcrossWordsAndTiles) {
   }
 }
 
+// Rows of several batches of the GPU's words pass, whose middle batches are read without bounds
+// tests: rows of whole words and of a part word, rows before them absent (the first slice and
+// row) and present, in every type.
+TEST_P(LabelMap, LongRowsOfEveryType) {
+  if (planar()) GTEST_SKIP() << "volumes only: the words pass of RUF's rows";
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  for (const Extent3 extent : {Extent3{300, 9, 6}, Extent3{256, 5, 4}, Extent3{353, 4, 3}}) {
+    for (unsigned granularity : {1u, 3u}) {
+      const std::uint32_t case_seed = seed + static_cast<std::uint32_t>(granularity + extent.x);
+      const auto labels_as_type = [&](auto type) {
+        using T = decltype(type);
+        return labels_as<T>(random_map<T>(extent, 7, granularity, 0.1, 0, case_seed), options());
+      };
+      for (const ::testing::AssertionResult& each :
+           {labels_as_type(std::uint8_t{}), labels_as_type(std::int8_t{}),
+            labels_as_type(std::uint16_t{}), labels_as_type(std::int16_t{}),
+            labels_as_type(std::uint32_t{}), labels_as_type(std::int32_t{}),
+            labels_as_type(std::uint64_t{}), labels_as_type(std::int64_t{})}) {
+        EXPECT_TRUE(each);
+      }
+    }
+  }
+}
+
 TEST_P(LabelMap, EveryTypeWithExtremeValues) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
