@@ -575,7 +575,12 @@ VOLCCL_HD WordView view_word(const Runs& runs, const RunGrid& grid, std::uint32_
 // In a label map (kLabelMap, the views with their joins) the columns in contact are those whose
 // voxels have equal values, and a stretch of them is cut where a run of the rows begins; the
 // skips read "of the voxel's value" for "foreground", and a corner contact is one of a run's ends
-// with an end of a run of its value.
+// with an end of a run of its value. Under 18 and 26 a label map's voxel of the value of the voxel
+// behind it is settled: each of its earlier neighbours of its value (but, under 18, those at
+// x - 1 and x + 1 above) neighbours the voxel behind, whose contact with it is made earlier (by
+// induction on the voxels' raster order). So the overlaps behind are all made, and every other
+// overlap or corner whose own column is settled is skipped, but the corners above under 18.
+// Masks, and label maps under 6, keep the skips above (RUF takes masks by default at 6 only).
 template <int Connectivity, class Forest, bool kLabelMap = false>
 struct RunUnions {
   Forest forest;
@@ -648,22 +653,29 @@ struct RunUnions {
     const auto overlaps = [&](const WordView& other, int kind, std::uint32_t skip) {
       unite_overlaps(own, other, both(other, kind), carried(other, kind), skip, columns);
     };
-    if ((rows & kRowAbove) != 0) overlaps(views.above, kJoinAbove, 0u);
+    constexpr bool kSettles = kLabelMap && Connectivity != 6;
+    const std::uint32_t settled = kSettles ? joins[kJoinBehind] : 0u;
+    const std::uint32_t unsettled = ~settled;
+    if ((rows & kRowAbove) != 0) overlaps(views.above, kJoinAbove, settled);
     if ((rows & kRowBehind) != 0) {
-      overlaps(views.behind, kJoinBehind,
-               kLabelMap ? joins[kJoinAbove] & views.above_joins_behind
-                         : views.above.foreground & views.above_behind.foreground);
+      std::uint32_t skip = views.above.foreground & views.above_behind.foreground;
+      if (kLabelMap) skip = kSettles ? 0u : joins[kJoinAbove] & views.above_joins_behind;
+      overlaps(views.behind, kJoinBehind, skip);
     }
     if (Connectivity == 6) return;
     if ((rows & kRowAbove) != 0) {
-      unite_corners(own, views.above, joins[kJoinAboveRight], joins[kJoinAboveLeft], columns);
+      // Under 18 the corners above do not neighbour the voxel behind: made at every column.
+      const std::uint32_t corners_above = Connectivity == 26 ? unsettled : ~0u;
+      unite_corners(own, views.above, joins[kJoinAboveRight] & corners_above,
+                    joins[kJoinAboveLeft] & corners_above, columns);
     }
     if ((rows & kRowBehind) != 0) {
-      unite_corners(own, views.behind, joins[kJoinBehindRight], joins[kJoinBehindLeft], columns);
+      unite_corners(own, views.behind, joins[kJoinBehindRight] & unsettled,
+                    joins[kJoinBehindLeft] & unsettled, columns);
     }
     if ((rows & kRowAboveBehind) != 0) {
       overlaps(views.above_behind, kJoinAboveBehind,
-               kLabelMap ? joins[kJoinAbove] : views.above.foreground);
+               kLabelMap ? joins[kJoinAbove] | settled : views.above.foreground);
     }
     if ((rows & kRowBelowBehind) != 0) {
       overlaps(views.below_behind, kJoinBelowBehind,
@@ -671,12 +683,12 @@ struct RunUnions {
     }
     if (Connectivity != 26) return;
     if ((rows & kRowAboveBehind) != 0) {
-      unite_corners(own, views.above_behind, joins[kJoinAboveBehindRight],
-                    joins[kJoinAboveBehindLeft], columns);
+      unite_corners(own, views.above_behind, joins[kJoinAboveBehindRight] & unsettled,
+                    joins[kJoinAboveBehindLeft] & unsettled, columns);
     }
     if ((rows & kRowBelowBehind) != 0) {
-      unite_corners(own, views.below_behind, joins[kJoinBelowBehindRight],
-                    joins[kJoinBelowBehindLeft], columns);
+      unite_corners(own, views.below_behind, joins[kJoinBelowBehindRight] & unsettled,
+                    joins[kJoinBelowBehindLeft] & unsettled, columns);
     }
   }
 };
