@@ -44,7 +44,7 @@ constexpr std::uint32_t kLabelMapBatch = Connectivity == 6 ? 4 : (Connectivity =
 template <int Connectivity, class T>
 struct LabelMapRows {
   static constexpr int kCount = 1 + kernels3d::carried_kinds(Connectivity);
-  const T* starts[kCount];
+  const T* values[kCount];  // the row's first voxel
   bool present[kCount];
   bool all_present;
 };
@@ -63,7 +63,7 @@ __device__ LabelMapRows<Connectivity, T> label_map_rows(const T* values, const R
     rows.all_present = rows.all_present && rows.present[r];
     const std::int64_t row =
         rows.present[r] ? row_z * grid.ny + row_y : std::int64_t{z} * grid.ny + y;
-    rows.starts[r] = values + row * grid.nx;
+    rows.values[r] = values + row * grid.nx;
   }
   return rows;
 }
@@ -81,7 +81,7 @@ __device__ __forceinline__ void make_label_map_batch(const LabelMapRows<Connecti
   const std::uint32_t x0 = w0 * kernels3d::kWordVoxels + lane;
   const T* at[LabelMapRows<Connectivity, T>::kCount];
   VOLCCL_UNROLL
-  for (int r = 0; r < LabelMapRows<Connectivity, T>::kCount; ++r) at[r] = rows.starts[r] + x0;
+  for (int r = 0; r < LabelMapRows<Connectivity, T>::kCount; ++r) at[r] = rows.values[r] + x0;
   T value[kBatch], left[kBatch], neighbours[kBatch][kKinds];
   VOLCCL_UNROLL
   for (int b = 0; b < kBatch; ++b) {
