@@ -53,17 +53,17 @@ template <int Connectivity, class T>
 __device__ LabelMapRows<Connectivity, T> label_map_rows(const T* values, const RunGrid& grid,
                                                         std::uint32_t y, std::uint32_t z) {
   LabelMapRows<Connectivity, T> rows;
+  // Row r > 0 is that of join kind r - 1, whose bit in rows_before is 1 << (r - 1).
+  const std::uint32_t before = kernels3d::rows_before(grid, y, z);
+  const std::int64_t own = std::int64_t{z} * grid.ny + y;
   rows.all_present = true;
   VOLCCL_UNROLL
   for (int r = 0; r < rows.kCount; ++r) {
-    const int dy = r == 0 ? 0 : kernels3d::join_dy(r - 1),
-              dz = r == 0 ? 0 : kernels3d::join_dz(r - 1);
-    const std::int64_t row_y = std::int64_t{y} + dy, row_z = std::int64_t{z} + dz;
-    rows.present[r] = row_y >= 0 && row_y < grid.ny && row_z >= 0;
+    rows.present[r] = r == 0 || ((before >> (r - 1)) & 1u) != 0;
     rows.all_present = rows.all_present && rows.present[r];
-    const std::int64_t row =
-        rows.present[r] ? row_z * grid.ny + row_y : std::int64_t{z} * grid.ny + y;
-    rows.values[r] = values + row * grid.nx;
+    const std::int64_t offset =
+        r == 0 ? 0 : kernels3d::join_dz(r - 1) * std::int64_t{grid.ny} + kernels3d::join_dy(r - 1);
+    rows.values[r] = values + (rows.present[r] ? own + offset : own) * grid.nx;
   }
   return rows;
 }

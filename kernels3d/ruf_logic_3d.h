@@ -208,6 +208,11 @@ enum JoinKind : int {
   kJoinBelowBehindRight,  // (1, 1, -1)
 };
 constexpr int kJoinKindCount = 12;
+// A row before a row is both a join kind's and a bit of rows_before, in the same order.
+static_assert(kRowAbove == 1u << kJoinAbove && kRowBehind == 1u << kJoinBehind &&
+                  kRowAboveBehind == 1u << kJoinAboveBehind &&
+                  kRowBelowBehind == 1u << kJoinBelowBehind,
+              "rows_before's bits follow the join kinds of the overlaps");
 constexpr int kOverlapKinds = 4;  // the kinds of dx = 0: contacts of a run with runs it overlaps
 
 VOLCCL_HD constexpr int join_kinds(int connectivity) {
