@@ -12,6 +12,10 @@ cpu_interleaved.py's 2048² images. Masks are labeled with binary_image=True; --
 the package's default (uint8 0/1 arrays are then label maps). Prefix each round's lines with
 the build's letter and the round (A1, B1, A2, ...), e.g. with `sed "s/^/A1 /"`. `summary`
 prints, per case, the median over the rounds of each build and each build's time over A's.
+
+With --device cuda (on the GPU machine, CuPy and cuCIM installed) each case is labeled on the GPU
+from a device array, its labels checked against cuCIM's `measure.label` (the peer of the GPU's
+label-map targets) and timed by CUDA events; it prints "CASE cC cuda MS".
 """
 
 import argparse
@@ -24,19 +28,32 @@ import time
 import numpy as np
 
 
+def load_case(arguments, case):
+    """(name, connectivity, volume) of NAME:CONNECTIVITY: DIR/NAME.npy, else a 2048² image."""
+    name, connectivity = case.rsplit(":", 1)
+    path = arguments.dir / f"{name}.npy"
+    if path.exists():
+        volume = np.load(path)
+    else:
+        from cpu_interleaved import images  # imports cc3d, which the GPU machine lacks
+
+        volume = dict(images())[name]
+    return name, int(connectivity), volume
+
+
 def run(arguments):
     sys.path.insert(0, str(arguments.parent))
     sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    import cc3d
     import volccl
-    from cpu_interleaved import images
 
-    generated = dict(images())
+    if arguments.device == "cuda":
+        run_cuda(arguments, volccl)
+        return
+    import cc3d
+
     options = {} if arguments.as_given else {"binary_image": True}
     for case in arguments.cases:
-        name, connectivity = case.rsplit(":", 1)
-        connectivity = int(connectivity)
-        volume = generated[name] if name in generated else np.load(arguments.dir / f"{name}.npy")
+        name, connectivity, volume = load_case(arguments, case)
 
         def label(threads):
             return volccl.connected_components(volume, connectivity=connectivity, device="cpu",
@@ -58,27 +75,69 @@ def run(arguments):
         print(f"{name} c{connectivity} 2t {medians[0]:.2f} 1t {medians[1]:.2f}", flush=True)
 
 
+def run_cuda(arguments, volccl):
+    import cupy
+    from cucim.skimage import measure
+
+    # skimage's connectivity is the number of axes a step may change.
+    skimage_connectivity = {4: 1, 8: 2, 6: 1, 18: 2, 26: 3}
+    options = {} if arguments.as_given else {"binary_image": True}
+    for case in arguments.cases:
+        name, connectivity, host = load_case(arguments, case)
+        volume = cupy.asarray(host)
+
+        def label():
+            return volccl.connected_components(volume, connectivity=connectivity, **options)
+
+        theirs = volume if arguments.as_given else volume != 0
+        expected = measure.label(theirs, background=0,
+                                 connectivity=skimage_connectivity[connectivity])
+        if not bool((label() == expected).all()):
+            sys.exit(f"{case}: labels differ from cuCIM's")
+        del theirs, expected
+        label()
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        times = []
+        for _ in range(arguments.runs):
+            start.record()
+            label()
+            stop.record()
+            stop.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, stop))
+        print(f"{name} c{connectivity} cuda {statistics.median(times):.3f}", flush=True)
+        del volume
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
 def summary(arguments):
     times = collections.defaultdict(lambda: collections.defaultdict(list))
     builds = set()
+    # "B1 CASE cC 2t MS 1t MS" from the CPU, "B1 CASE cC cuda MS" from the GPU.
     for line in arguments.rounds.read_text().splitlines():
         fields = line.split()
-        if len(fields) != 7 or fields[3] != "2t":
+        if len(fields) == 7 and fields[3] == "2t":
+            columns = {"2t": fields[4], "1t": fields[6]}
+        elif len(fields) == 5 and fields[3] == "cuda":
+            columns = {"cuda": fields[4]}
+        else:
             continue
         build = fields[0][0]
         builds.add(build)
-        times[fields[1], fields[2]][build + "2"].append(float(fields[4]))
-        times[fields[1], fields[2]][build + "1"].append(float(fields[6]))
+        for column, ms in columns.items():
+            times[fields[1], fields[2]][column, build].append(float(ms))
     builds = sorted(builds)
-    for (name, connectivity), columns in times.items():
-        m = {column: statistics.median(values) for column, values in columns.items()}
+    for (name, connectivity), cells in times.items():
+        m = {cell: statistics.median(values) for cell, values in cells.items()}
         line = f"{name:22s} {connectivity:4s}"
-        for threads in "21":
-            base = m[builds[0] + threads]
-            line += f"  {threads}t A {base:7.2f}"
+        for column in dict.fromkeys(column for column, _ in m):
+            base = m.get((column, builds[0]))
+            if base is None:
+                continue
+            line += f"  {column} {builds[0]} {base:7.2f}"
             for build in builds[1:]:
-                median = m[build + threads]
-                line += f" {build} {median:7.2f} ({median / base:.2f})"
+                if (column, build) in m:
+                    median = m[column, build]
+                    line += f" {build} {median:7.2f} ({median / base:.2f})"
         print(line)
 
 
@@ -92,6 +151,7 @@ def main():
     timing.add_argument("--cases", nargs="+", required=True)
     timing.add_argument("--runs", type=int, default=9)
     timing.add_argument("--as-given", action="store_true")
+    timing.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     totals = commands.add_parser("summary")
     totals.add_argument("rounds", type=pathlib.Path)
     arguments = parser.parse_args()
