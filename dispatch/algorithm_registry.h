@@ -44,6 +44,8 @@ struct Labelers {
   bool cuda_gathers_late = false;
   // The CPU labeler gathers the Late moments from its runs as it writes the labels.
   bool cpu_gathers_late = false;
+  // The CUDA labeler of label maps consults DeviceLabelCall::one_value.
+  bool cuda_consults_one_value = false;
 };
 
 struct AlgorithmEntry {

@@ -130,7 +130,7 @@ const std::vector<AlgorithmEntry> kRegistry = {
      "its runs of rows serve volumes only",
      {6, 18, 26},
      {},
-     {&label_ruf_3d_cpu, VOLCCL_CUDA_LABELER(label_ruf_3d_cuda), false, true},
+     {&label_ruf_3d_cpu, VOLCCL_CUDA_LABELER(label_ruf_3d_cuda), false, true, false, true},
      {kLate},
      {kBinaryMask, kLabelMap},
      {6},

@@ -13,6 +13,7 @@
 #include "runtime/cuda_support.cuh"
 #include "runtime/labeler.h"
 #include "runtime/late_moments.h"
+#include "runtime/one_value.cuh"
 #include "runtime/pinned_staging.cuh"
 #include "volccl/cuda.h"
 #include "volccl/detail/step_clock.h"
@@ -27,14 +28,18 @@ constexpr std::size_t kStagedCopyBytes = std::size_t{64} << 20;
 
 }  // namespace
 
-LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
-                            std::uint32_t* device_labels, const LabelOptions& options, void* stream,
-                            cuda::DeviceMoments* moments) {
+namespace {
+
+// The registry's labeler of options (resolved), handed the check `one_value` if not null; where
+// that finds one value the labeler labels nothing, and neither does this.
+LabelResult run_labeler(const LabelInput& device_input, Extent3 extent,
+                        std::uint32_t* device_labels, const LabelOptions& options, void* stream,
+                        cuda::DeviceMoments* moments, OneValueCheck* one_value) {
   const Labelers& labelers = registry_entry(options.algorithm).labelers(options.connectivity);
   const auto* device_mask =
       device_input.label_map ? nullptr : static_cast<const std::uint8_t*>(device_input.data);
-  DeviceLabelCall call{device_mask, extent,  device_labels, options,
-                       stream,      moments, nullptr,       device_input};
+  DeviceLabelCall call{device_mask, extent,  device_labels, options,  stream,
+                       moments,     nullptr, device_input,  one_value};
   const bool late = moments != nullptr && options.statistics_strategy == StatisticsStrategy::late;
   if (!late) return labelers.cuda(call);
   LateBeforeCount before_count(device_labels, device_mask, extent, stream);
@@ -44,6 +49,7 @@ LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
   call.moments = nullptr;
   call.late_before_count = &before_count;
   LabelResult result = labelers.cuda(call);
+  if (one_value != nullptr && one_value->holds_one_value()) return result;
   if (before_count.done(result.component_count)) {
     *moments = before_count.finish(result.component_count);
     return result;
@@ -62,9 +68,47 @@ LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
   return result;
 }
 
+}  // namespace
+
+LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
+                            std::uint32_t* device_labels, const LabelOptions& options, void* stream,
+                            cuda::DeviceMoments* moments, bool automatic) {
+  LabelOptions as_mask = options;
+  as_mask.algorithm = automatic_choice(options.connectivity, Backend::cuda, false);
+  const bool check =
+      automatic && device_input.label_map &&
+      registry_entry(options.algorithm).labelers(options.connectivity).cuda_consults_one_value &&
+      (moments == nullptr || supports(options.statistics_strategy, as_mask.algorithm));
+  if (!check) {
+    return run_labeler(device_input, extent, device_labels, options, stream, moments, nullptr);
+  }
+  StepClock clock;
+  OneValueCheck one_value(device_input, extent.voxel_count(), static_cast<cudaStream_t>(stream));
+  try {
+    LabelResult result =
+        run_labeler(device_input, extent, device_labels, options, stream, moments, &one_value);
+    if (!one_value.holds_one_value()) return result;
+  } catch (const OutOfDeviceMemory&) {
+    // The check's mask may have taken the room of the label map's labeler: freed where the map
+    // holds several values.
+    if (!one_value.holds_one_value()) {
+      return run_labeler(device_input, extent, device_labels, options, stream, moments, nullptr);
+    }
+  }
+  const std::uint8_t* mask = one_value.mask();
+  if (mask == nullptr) {  // one value, but no room for its mask: labeled as a label map
+    return run_labeler(device_input, extent, device_labels, options, stream, moments, nullptr);
+  }
+  const double checked_ms = clock.lap();
+  LabelResult result = label_on_device(LabelInput::binary(mask), extent, device_labels, as_mask,
+                                       stream, moments, false);
+  result.timings.total_ms += checked_ms;
+  return result;
+}
+
 LabelResult label_whole_through_device(const LabelInput& input, Extent3 extent,
                                        std::uint32_t* labels, const LabelOptions& options,
-                                       std::vector<ComponentMoments>* statistics) {
+                                       std::vector<ComponentMoments>* statistics, bool automatic) {
   StepClock whole_call;
   const cudaStream_t stream = cudaStreamPerThread;
   const std::uint64_t voxels = extent.voxel_count();
@@ -97,7 +141,7 @@ LabelResult label_whole_through_device(const LabelInput& input, Extent3 extent,
   LabelInput on_device = input;
   on_device.data = device_input.data();
   LabelResult result = label_on_device(on_device, extent, device_labels.data(), options, stream,
-                                       statistics != nullptr ? &moments : nullptr);
+                                       statistics != nullptr ? &moments : nullptr, automatic);
 
   StepEvents download(stream, true);
   if (staging) {
@@ -163,7 +207,8 @@ LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t*
                   const LabelOptions& requested, void* stream) {
   const LabelOptions options =
       checked_device_request(device_input, extent, device_labels, requested);
-  return detail::label_on_device(device_input, extent, device_labels, options, stream, nullptr);
+  return detail::label_on_device(device_input, extent, device_labels, options, stream, nullptr,
+                                 requested.algorithm == Algorithm::automatic);
 }
 
 LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t* device_labels,
@@ -171,7 +216,8 @@ LabelResult label(const LabelInput& device_input, Extent3 extent, std::uint32_t*
   const LabelOptions options =
       checked_device_request(device_input, extent, device_labels, requested);
   detail::validate_measuring(extent, options);
-  return detail::label_on_device(device_input, extent, device_labels, options, stream, &statistics);
+  return detail::label_on_device(device_input, extent, device_labels, options, stream, &statistics,
+                                 requested.algorithm == Algorithm::automatic);
 }
 
 LabelResult label(const std::uint8_t* device_mask, Extent3 extent, std::uint32_t* device_labels,

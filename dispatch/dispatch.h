@@ -48,24 +48,23 @@ void require_label_width(std::uint64_t component_count, const char* caller);
 
 #if defined(VOLCCL_HAS_CUDA)
 // Runs the registry's CUDA labeler of options (resolved) on device memory, and measures the
-// components into `moments` unless it is null (dispatch/cuda_label.cu).
+// components into `moments` unless it is null (dispatch/cuda_label.cu). `automatic`: the
+// algorithm was asked as `auto`, and a label map of one foreground value goes as its mask.
 LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options, void* stream,
-                            cuda::DeviceMoments* moments);
+                            cuda::DeviceMoments* moments, bool automatic);
 
-// Host memory in and out through the device; measures the components into `statistics` unless
-// it is null.
 // Host memory in and out through the device, in one piece or in slabs streamed through it
 // (dispatch/slab_labeling_cuda.cu); measures the components into `statistics` unless it is null.
 template <class Label>
 LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label* labels,
                                  const LabelOptions& options,
-                                 std::vector<ComponentMoments>* statistics);
+                                 std::vector<ComponentMoments>* statistics, bool automatic);
 
 // The in-core path of label_cuda_from_host: the whole volume on the device at once.
 LabelResult label_whole_through_device(const LabelInput& input, Extent3 extent,
                                        std::uint32_t* labels, const LabelOptions& options,
-                                       std::vector<ComponentMoments>* statistics);
+                                       std::vector<ComponentMoments>* statistics, bool automatic);
 #endif
 
 }  // namespace volccl::detail

@@ -208,7 +208,8 @@ LabelResult label_on_host(const LabelInput& input, Extent3 extent, Label* labels
   if (statistics != nullptr) detail::validate_measuring(extent, options);
 #if defined(VOLCCL_HAS_CUDA)
   if (options.backend == Backend::cuda) {
-    return detail::label_cuda_from_host(input, extent, labels, options, statistics);
+    return detail::label_cuda_from_host(input, extent, labels, options, statistics,
+                                        requested.algorithm == Algorithm::automatic);
   }
 #endif
   if constexpr (sizeof(Label) == 4) {

@@ -238,7 +238,7 @@ class SlabStreamer {
     LabelInput on_device = input_;
     on_device.data = input_of(stream, s);
     const LabelResult part = label_on_device(on_device, plan_.slab_extent(s), local_of(stream, s),
-                                             options_, stream.stream, moments);
+                                             options_, stream.stream, moments, false);
     const std::lock_guard<std::mutex> lock(mutex_);
     add_slab_result(result_, part);
     return part;
@@ -351,7 +351,7 @@ class SlabStreamer {
 template <class Label>
 LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label* labels,
                                  const LabelOptions& options,
-                                 std::vector<ComponentMoments>* statistics) {
+                                 std::vector<ComponentMoments>* statistics, bool automatic) {
   const std::uint64_t voxels = extent.voxel_count();
   const double per_voxel = slab_bytes_per_voxel(input, options, sizeof(Label), statistics);
   reset_peak_device_memory();
@@ -364,7 +364,8 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
                        (small || need <= static_cast<double>(memory_budget(options)));
     if (whole) {
       try {
-        LabelResult result = label_whole_through_device(input, extent, labels, options, statistics);
+        LabelResult result =
+            label_whole_through_device(input, extent, labels, options, statistics, automatic);
         result.peak_device_bytes = peak_device_memory();
         return result;
       } catch (const OutOfDeviceMemory&) {
@@ -412,9 +413,9 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
 
 template LabelResult label_cuda_from_host<std::uint32_t>(const LabelInput&, Extent3, std::uint32_t*,
                                                          const LabelOptions&,
-                                                         std::vector<ComponentMoments>*);
+                                                         std::vector<ComponentMoments>*, bool);
 template LabelResult label_cuda_from_host<std::uint64_t>(const LabelInput&, Extent3, std::uint64_t*,
                                                          const LabelOptions&,
-                                                         std::vector<ComponentMoments>*);
+                                                         std::vector<ComponentMoments>*, bool);
 
 }  // namespace volccl::detail

@@ -14,6 +14,7 @@
 #include "runtime/cuda_support.cuh"
 #include "runtime/labeler.h"
 #include "runtime/late_moments.h"
+#include "runtime/one_value.cuh"
 #include "runtime/voxel_input.h"
 
 namespace volccl::detail {
@@ -125,14 +126,17 @@ __device__ __forceinline__ void make_label_map_batch(const LabelMapRows<Connecti
   }
 }
 
+// `one_value` not null: the check that ran before, after which the pass has nothing to do where
+// the map holds one value (its mask is labeled instead).
 template <int Connectivity, class T>
 __global__ void make_label_map_words(detail::LabelMapVoxels<T> voxels, RunGrid grid, Divisor by_ny,
-                                     RowWord* words, std::uint32_t* starts,
-                                     JoinWords<Connectivity>* joins) {
+                                     const ValueRange* one_value, RowWord* words,
+                                     std::uint32_t* starts, JoinWords<Connectivity>* joins) {
   constexpr std::uint32_t kBatch = kLabelMapBatch<Connectivity>;
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const auto row = static_cast<std::uint32_t>(thread / kWarp);
   if (row >= grid.rows) return;  // whole warps
+  if (one_value != nullptr && holds_one_value(one_value)) return;
   const std::uint32_t z = by_ny.quotient(row), y = row - z * grid.ny;
   const auto rows = label_map_rows<Connectivity>(voxels.values, grid, y, z);
   const std::uint64_t first_word = std::uint64_t{row} * grid.words_x;
@@ -401,6 +405,8 @@ LabelResult label_ruf(const DeviceLabelCall& call, const MakeInput& make_input) 
   auto* const starts = kLabelMap ? labeling.scratch<std::uint32_t>(starts_offset) : nullptr;
   auto* const joins = kLabelMap ? labeling.scratch<JoinWords<Connectivity>>(joins_offset) : nullptr;
   const auto input = make_input(grid, words, starts, joins, stream);
+  // The words pass runs while the host asks the check that ran before it.
+  if (kLabelMap && call.one_value != nullptr && call.one_value->holds_one_value()) return {};
   using Input = std::decay_t<decltype(input)>;
   const typename Input::Runs runs = input.runs(words, starts);
 
@@ -476,7 +482,8 @@ LabelResult label_label_map(const DeviceLabelCall& call) {
     with_label_map(call.input, [&](const auto& voxels) {
       make_label_map_words<Connectivity>
           <<<blocks_for(std::uint64_t{grid.rows} * kWarp), kThreads, 0, stream>>>(
-              voxels, grid, Divisor(grid.ny, grid.rows), words, starts, joins);
+              voxels, grid, Divisor(grid.ny, grid.rows),
+              call.one_value != nullptr ? call.one_value->range() : nullptr, words, starts, joins);
       VOLCCL_CUDA_CHECK(cudaGetLastError());
     });
     return kernels3d::LabelMapWordSource<Connectivity>{words, starts, joins};

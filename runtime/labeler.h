@@ -13,6 +13,7 @@
 namespace volccl::detail {
 
 class LateBeforeCount;  // runtime/late_moments.h
+class OneValueCheck;    // runtime/one_value.cuh
 
 // A labeling in host memory. `options.algorithm` is resolved (never automatic) and
 // `options.connectivity` is one the algorithm takes for the call's dimension.
@@ -45,6 +46,10 @@ struct DeviceLabelCall {
   LateBeforeCount* late_before_count = nullptr;
   // A label map, for the labelers that take one (AlgorithmEntry::inputs); else the mask.
   LabelInput input = {};
+  // Not null: whether the label map holds one value, enqueued before the call. A labeler that
+  // consults it (Labelers::cuda_consults_one_value) returns an empty result, having labeled
+  // nothing, where it does: the caller then labels the map's mask.
+  OneValueCheck* one_value = nullptr;
 };
 
 using HostLabeler = LabelResult (*)(const HostLabelCall& call);

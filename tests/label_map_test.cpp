@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "reference_labeler.h"
 #include "test_support.h"
+#include "volccl/cuda.h"
 #include "volccl/data/generators.h"
 #include "volccl/volccl.h"
 
@@ -82,9 +84,10 @@ WideMap random_map(Extent3 extent, std::size_t value_count, unsigned granularity
 }
 
 // Labels `map` as T with `options` into a poisoned buffer and compares labels, count and the
-// value of every component with the reference.
+// value of every component with the reference; and the algorithm that ran with `ran`, if given.
 template <typename T>
-::testing::AssertionResult labels_as(const WideMap& map, const LabelOptions& options) {
+::testing::AssertionResult labels_as(const WideMap& map, const LabelOptions& options,
+                                     std::optional<Algorithm> ran = std::nullopt) {
   std::vector<T> values(map.values.size());
   std::transform(map.values.begin(), map.values.end(), values.begin(),
                  [](std::int64_t value) { return static_cast<T>(value); });
@@ -98,6 +101,9 @@ template <typename T>
                             to_string(result.algorithm_used) + " at " +
                             std::to_string(options.connectivity) + " on " +
                             to_string(result.backend_used);
+  if (ran && result.algorithm_used != *ran) {
+    return ::testing::AssertionFailure() << where << ": " << to_string(*ran) << " should have run";
+  }
   if (result.component_count != reference.component_count) {
     return ::testing::AssertionFailure()
            << where << ": " << result.component_count << " components, the reference finds "
@@ -384,6 +390,128 @@ INSTANTIATE_TEST_SUITE_P(Volumes, LabelMap, ::testing::ValuesIn(label_map_parame
                          labeling_name);
 INSTANTIATE_TEST_SUITE_P(Images, LabelMap, ::testing::ValuesIn(label_map_parameters({4, 8})),
                          labeling_name);
+
+// On the GPU, `auto` labels a volume whose foreground holds one value, or none, through the
+// mask's algorithm; a second value anywhere keeps the label map's, and so does an algorithm asked
+// for by name. Every type, backgrounds of 0 and of the type's extremes, foreground values at the
+// extremes, extents that fill no 16-byte vector or leave voxels past the last whole one, and the
+// second value at the first voxel, the last and one in between. (2D label maps go through UF,
+// which labels them whole.)
+class LabelMapOfOneValue : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (!cuda_available()) GTEST_SKIP() << cuda_device_description();
+  }
+  int connectivity() const { return GetParam(); }
+  std::vector<Extent3> extents() const {
+    return {{1, 1, 1}, {15, 1, 1}, {7, 3, 5}, {64, 4, 4}, {37, 23, 19}};
+  }
+  LabelOptions options() const {
+    LabelOptions options;
+    options.backend = Backend::cuda;
+    options.connectivity = connectivity();
+    return options;
+  }
+};
+
+// Voxels of `value` with probability `share`, else `background`.
+WideMap one_value_map(Extent3 extent, std::int64_t value, std::int64_t background, double share,
+                      std::uint32_t seed) {
+  std::mt19937 random(seed);
+  std::bernoulli_distribution foreground(share);
+  WideMap map{extent, std::vector<std::int64_t>(extent.voxel_count()), background};
+  for (std::int64_t& voxel : map.values) voxel = foreground(random) ? value : background;
+  return map;
+}
+
+template <typename T>
+void expect_one_value_as_mask(Extent3 extent, const LabelOptions& options, std::uint32_t seed) {
+  const auto bits = [](T value) { return static_cast<std::int64_t>(value); };
+  const Algorithm as_mask = automatic_choice(options.connectivity, Backend::cuda, false);
+  const Algorithm as_map = automatic_choice(options.connectivity, Backend::cuda, true);
+  const std::int64_t extremes[] = {bits(std::numeric_limits<T>::max()),
+                                   bits(std::numeric_limits<T>::min()), bits(static_cast<T>(-1)),
+                                   bits(T{1})};
+  for (std::int64_t background : {bits(T{0}), bits(std::numeric_limits<T>::max())}) {
+    EXPECT_TRUE(labels_as<T>(one_value_map(extent, 0, background, 0, seed), options, as_mask));
+    for (std::int64_t value : extremes) {
+      if (value == background) continue;
+      const WideMap map = one_value_map(extent, value, background, 0.45, seed++);
+      EXPECT_TRUE(labels_as<T>(map, options, as_mask));
+      const std::int64_t other = value == bits(T{1}) ? bits(static_cast<T>(2)) : bits(T{1});
+      if (other == background || map.values.size() < 2) continue;
+      for (std::uint64_t at : {std::uint64_t{0}, map.values.size() / 2, map.values.size() - 1}) {
+        WideMap two_values = map;
+        two_values.values[at] = other;
+        EXPECT_TRUE(labels_as<T>(two_values, options, as_map)) << "second value at " << at;
+      }
+    }
+  }
+  LabelOptions named = options;
+  named.algorithm = as_map;
+  EXPECT_TRUE(labels_as<T>(one_value_map(extent, 3, 0, 0.45, seed), named, as_map));
+}
+
+TEST_P(LabelMapOfOneValue, EveryTypeGoesAsItsMask) {
+  std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  for (const Extent3& extent : extents()) {
+    SCOPED_TRACE(extent.to_string());
+    expect_one_value_as_mask<std::uint8_t>(extent, options(), seed);
+    expect_one_value_as_mask<std::int8_t>(extent, options(), seed + 1);
+    expect_one_value_as_mask<std::uint16_t>(extent, options(), seed + 2);
+    expect_one_value_as_mask<std::int16_t>(extent, options(), seed + 3);
+    expect_one_value_as_mask<std::uint32_t>(extent, options(), seed + 4);
+    expect_one_value_as_mask<std::int32_t>(extent, options(), seed + 5);
+    expect_one_value_as_mask<std::uint64_t>(extent, options(), seed + 6);
+    expect_one_value_as_mask<std::int64_t>(extent, options(), seed + 7);
+  }
+}
+
+TEST_P(LabelMapOfOneValue, StatisticsAsTheMasks) {
+  const Extent3 extent = extents().back();
+  const WideMap map = one_value_map(extent, -7, 0, 0.4, test_seed());
+  std::vector<std::int16_t> values(map.values.begin(), map.values.end());
+  std::vector<std::uint32_t> labels(values.size(), kPoison);
+  std::vector<ComponentMoments> statistics;
+  const LabelResult result =
+      label(LabelInput::values(values.data()), extent, labels.data(), statistics, options());
+  EXPECT_EQ(result.algorithm_used, automatic_choice(connectivity(), Backend::cuda, false));
+  const ReferenceLabels reference = reference_label_map(map.values, extent, connectivity(), 0);
+  ASSERT_EQ(result.component_count, reference.component_count);
+  EXPECT_TRUE(labels_equal(reference.labels, labels, extent));
+  EXPECT_TRUE(
+      tables_equal(voxel_sums(reference.labels, extent, reference.component_count), statistics));
+}
+
+#if defined(VOLCCL_HAS_CUDA)
+// cuda::label on device memory, as volccl's Python package calls it with CuPy arrays.
+TEST_P(LabelMapOfOneValue, OnDeviceMemory) {
+  const Extent3 extent = extents().back();
+  std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Algorithm as_mask = automatic_choice(connectivity(), Backend::cuda, false);
+  const Algorithm as_map = automatic_choice(connectivity(), Backend::cuda, true);
+  for (bool second_value : {false, true}) {
+    WideMap map = one_value_map(extent, 40000, 0, 0.45, seed++);
+    if (second_value) map.values.back() = 40001;
+    const std::vector<std::uint32_t> values(map.values.begin(), map.values.end());
+    const DeviceArray<std::uint32_t> device_values(values);
+    const DeviceArray<std::uint32_t> device_labels(
+        std::vector<std::uint32_t>(values.size(), kPoison));
+    LabelOptions options;
+    options.connectivity = connectivity();
+    const LabelResult result = cuda::label(LabelInput::values(device_values.data()), extent,
+                                           device_labels.data(), options);
+    EXPECT_EQ(result.algorithm_used, second_value ? as_map : as_mask);
+    const ReferenceLabels reference = reference_label_map(map.values, extent, connectivity(), 0);
+    ASSERT_EQ(result.component_count, reference.component_count);
+    EXPECT_TRUE(labels_equal(reference.labels, device_labels.to_host(), extent));
+  }
+}
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Volumes, LabelMapOfOneValue, ::testing::Values(6, 18, 26));
 
 TEST(LabelMapRequests, AlgorithmsForMasksOnlyRefuseLabelMaps) {
   const std::vector<std::uint16_t> values(8 * 8 * 8, 3);

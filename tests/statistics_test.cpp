@@ -22,34 +22,8 @@
 #include "volccl/statistics.h"
 #include "volccl/volccl.h"
 
-#if defined(VOLCCL_HAS_CUDA)
-#include <cuda_runtime.h>
-#endif
-
 namespace volccl::test {
 namespace {
-
-#if defined(VOLCCL_HAS_CUDA)
-// A device copy of a host vector, freed at the end of its scope.
-template <class T>
-class DeviceArray {
- public:
-  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
-    if (cudaMalloc(&data_, size_ * sizeof(T)) != cudaSuccess ||
-        cudaMemcpy(data_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess) {
-      throw CudaError("the test could not copy " + std::to_string(size_) + " values to the GPU");
-    }
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* data() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t size_;
-};
-#endif
 
 using data::Volume;
 

@@ -15,6 +15,10 @@
 #include "volccl/statistics.h"
 #include "volccl/volccl.h"
 
+#if defined(VOLCCL_HAS_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 namespace volccl {
 
 // gtest prints test parameters with these instead of their bytes.
@@ -27,6 +31,36 @@ namespace volccl::test {
 
 // Written into every label buffer before a run, so voxels a labeler never writes show up.
 constexpr std::uint32_t kPoison = 0xDEADBEEF;
+
+#if defined(VOLCCL_HAS_CUDA)
+// A device copy of a host vector, freed at the end of its scope.
+template <class T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
+    if (cudaMalloc(&data_, size_ * sizeof(T)) != cudaSuccess ||
+        cudaMemcpy(data_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess) {
+      throw CudaError("the test could not copy " + std::to_string(size_) + " values to the GPU");
+    }
+  }
+  ~DeviceArray() { cudaFree(data_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* data() const { return data_; }
+  // The values back on the host.
+  std::vector<T> to_host() const {
+    std::vector<T> host(size_);
+    if (cudaMemcpy(host.data(), data_, size_ * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      throw CudaError("the test could not copy " + std::to_string(size_) + " values from the GPU");
+    }
+    return host;
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_;
+};
+#endif
 
 struct VolcclRun {
   std::vector<std::uint32_t> labels;

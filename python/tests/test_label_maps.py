@@ -149,6 +149,30 @@ def test_cupy_label_maps_equal_the_cpu_labels(rng, dtype, ndim, connectivity):
     np.testing.assert_array_equal(cupy.asnumpy(labels), expected)
 
 
+@pytest.mark.skipif(_cupy_with_a_device() is None or not volccl.cuda_available(),
+                    reason="no CuPy with a CUDA device, or no CUDA in this volccl build")
+@pytest.mark.parametrize("dtype,value", [(np.uint8, 1), (np.uint8, 255), (np.int32, -7),
+                                         (np.uint64, 2**64 - 1)],
+                         ids=["uint8-1", "uint8-255", "int32-minus-7", "uint64-max"])
+@pytest.mark.parametrize("connectivity", [6, 18, 26])
+def test_cupy_masks_given_as_label_maps(rng, dtype, value, connectivity):
+    """A volume of one non-zero value on the GPU, as a 0/1 or 0/255 mask comes: labeled through
+    the mask's algorithm (docs/design.md), the labels still those of a label map; a second value
+    in the last voxel keeps the label map's path, with the same result. The oracle is
+    scikit-image: cc3d 4.1.1 raises OverflowError on some uint64 values of 2^63 and above."""
+    cupy = _cupy_with_a_device()
+    host = np.zeros((37, 29, 41), dtype)
+    host[random_mask(rng, host.shape, 0.45)] = value
+    for last in (value, 3):
+        host[-1, -1, -1] = last
+        labels, count = volccl.connected_components(cupy.asarray(host), connectivity=connectivity,
+                                                    return_N=True)
+        expected = measure.label(host, background=0,
+                                 connectivity=SKIMAGE_CONNECTIVITY[connectivity])
+        assert count == expected.max()
+        np.testing.assert_array_equal(cupy.asnumpy(labels), expected)
+
+
 @pytest.mark.parametrize("ndim,connectivity", ALL_CONNECTIVITIES)
 def test_uint64_labels_are_written_as_such(rng, ndim, connectivity):
     """out_dtype=np.uint64 on the host labels straight into 64-bit labels (volccl::label's

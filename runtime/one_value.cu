@@ -1,0 +1,207 @@
+// A label map whose foreground holds a single value, a mask stored as 0/1 or 0/255 as
+// cc3d.connected_components takes it by default, has the components of its mask, numbered alike.
+// `auto` labels such a map through the mask's algorithm, several times faster on the GPU than the
+// label map's, whose words compare every voxel with each neighbour's value. The check reads the
+// values once where they hold one value, and stops after a round of loads on most maps that hold
+// several: a warp whose threads saw two values says so, and every few rounds each warp publishes
+// the range of the values it saw, reads the range back and leaves once it holds two. It runs
+// before the label map's first kernel, which leaves at once where it found one value, and the host
+// waits for its verdict while that kernel runs. It writes the mask as it reads, where the values
+// are wider than a byte or the background is not 0 (8-bit values with background 0 are their own
+// mask); the mask is freed as soon as the verdict says several values.
+#include "runtime/one_value.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+#include "runtime/cuda_support.cuh"
+#include "runtime/voxel_input.h"
+#include "volccl/error.h"
+
+namespace volccl::detail {
+namespace {
+
+constexpr std::uint32_t kWarp = 32;
+constexpr std::uint32_t kFullWarp = 0xFFFFFFFFu;
+constexpr std::uint32_t kThreads = 256;
+constexpr std::uint32_t kVectorBytes = 16;
+// Vectors a thread loads a round, spread over the volume (`threads` vectors apart), so that
+// enough bytes are in flight with two blocks a multiprocessor, and a map of many values shows
+// two in most threads' first round.
+constexpr int kVectorsPerRound = 8;
+// Rounds between a warp's comparisons with the other warps' values.
+constexpr int kRoundsPerExchange = 4;
+
+template <class T>
+constexpr int kValuesPerVector = static_cast<int>(kVectorBytes / sizeof(T));
+
+// `count` bytes of a mask (1 foreground, 0 background) stored at once: the bytes of one vector.
+template <int kCount>
+__device__ void store_mask_bytes(std::uint8_t* mask, const std::uint8_t (&bytes)[kCount]) {
+  if constexpr (kCount == 16) {
+    uint4 packed;
+    memcpy(&packed, bytes, sizeof(packed));
+    *reinterpret_cast<uint4*>(mask) = packed;
+  } else if constexpr (kCount == 8) {
+    uint2 packed;
+    memcpy(&packed, bytes, sizeof(packed));
+    *reinterpret_cast<uint2*>(mask) = packed;
+  } else if constexpr (kCount == 4) {
+    std::uint32_t packed;
+    memcpy(&packed, bytes, sizeof(packed));
+    *reinterpret_cast<std::uint32_t*>(mask) = packed;
+  } else {
+    static_assert(kCount == 2, "a vector holds 2, 4, 8 or 16 values");
+    std::uint16_t packed;
+    memcpy(&packed, bytes, sizeof(packed));
+    *reinterpret_cast<std::uint16_t*>(mask) = packed;
+  }
+}
+
+// Narrows [lowest, highest] to take in the foreground values of `vector`, and writes their mask
+// bytes at `mask` unless it is null.
+template <class T>
+__device__ void take_in(const uint4& vector, T background, unsigned long long& lowest,
+                        unsigned long long& highest, std::uint8_t* mask) {
+  T read[kValuesPerVector<T>];
+  memcpy(read, &vector, sizeof(vector));
+  std::uint8_t bytes[kValuesPerVector<T>];
+  VOLCCL_UNROLL
+  for (int k = 0; k < kValuesPerVector<T>; ++k) {
+    const auto bits = static_cast<unsigned long long>(read[k]);
+    const bool foreground = read[k] != background;
+    lowest = foreground && bits < lowest ? bits : lowest;
+    highest = foreground && bits > highest ? bits : highest;
+    bytes[k] = foreground ? 1 : 0;
+  }
+  if (mask != nullptr) store_mask_bytes(mask, bytes);
+}
+
+// Each thread takes kVectorsPerRound vectors of 16 bytes a round (and writes their mask bytes
+// where `mask` is not null). A warp in which a thread has seen two values clears `single` and
+// stops; every kRoundsPerExchange rounds, and at its end, a warp adds its range to the global one
+// (where it widens what it published before) and stops once the global range holds two values.
+// Block 0 also takes the values after the last vector. The last warp to stop writes the verdict
+// into mapped pinned host memory: 1 for one value (or none), 2 for several.
+template <class T>
+__global__ void find_one_value(const T* values, std::uint64_t count, T background,
+                               std::uint8_t* mask, ValueRange* range, std::uint32_t* verdict) {
+  const std::uint64_t vectors = count / kValuesPerVector<T>;
+  const std::uint32_t lane = threadIdx.x % kWarp;
+  unsigned long long lowest = ~0ull, highest = 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    for (std::uint64_t i = vectors * kValuesPerVector<T>; i < count; ++i) {
+      const auto bits = static_cast<unsigned long long>(values[i]);
+      const bool foreground = values[i] != background;
+      lowest = foreground && bits < lowest ? bits : lowest;
+      highest = foreground && bits > highest ? bits : highest;
+      if (mask != nullptr) mask[i] = foreground ? 1 : 0;
+    }
+  }
+  const std::uint64_t threads = std::uint64_t{gridDim.x} * blockDim.x;
+  const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const auto* vector_at = reinterpret_cast<const uint4*>(values);
+  unsigned long long published_lowest = ~0ull, published_highest = 0;
+  // The warp's lanes agree on every exit: `first` and the votes are the same for all.
+  for (std::uint64_t first = 0, round = 0;; first += threads * kVectorsPerRound, ++round) {
+    const bool last_round = first + threads * kVectorsPerRound >= vectors;
+    uint4 loaded[kVectorsPerRound];
+    VOLCCL_UNROLL
+    for (int k = 0; k < kVectorsPerRound; ++k) {
+      const std::uint64_t vector = first + k * threads + thread;
+      loaded[k] = vector < vectors ? vector_at[vector] : uint4{};
+    }
+    VOLCCL_UNROLL
+    for (int k = 0; k < kVectorsPerRound; ++k) {
+      const std::uint64_t vector = first + k * threads + thread;
+      if (vector < vectors) {
+        take_in(loaded[k], background, lowest, highest,
+                mask != nullptr ? mask + vector * kValuesPerVector<T> : nullptr);
+      }
+    }
+    if (__any_sync(kFullWarp, lowest < highest) != 0) {
+      if (lane == 0) atomicExch(&range->single, 0u);
+      break;
+    }
+    if (!last_round && round % kRoundsPerExchange != kRoundsPerExchange - 1) continue;
+    unsigned long long warp_lowest = lowest, warp_highest = highest;
+    VOLCCL_UNROLL
+    for (std::uint32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      warp_lowest = min(warp_lowest, __shfl_xor_sync(kFullWarp, warp_lowest, offset));
+      warp_highest = max(warp_highest, __shfl_xor_sync(kFullWarp, warp_highest, offset));
+    }
+    bool two_values = false;
+    if (lane == 0) {
+      if (warp_lowest <= warp_highest &&
+          (warp_lowest < published_lowest || warp_highest > published_highest)) {
+        atomicMin(&range->lowest, warp_lowest);
+        atomicMin(&range->highest_complement, ~warp_highest);
+        published_lowest = warp_lowest;
+        published_highest = warp_highest;
+      }
+      const volatile ValueRange* seen = range;
+      two_values = seen->single == 0 || seen->lowest < ~seen->highest_complement;
+    }
+    if (__shfl_sync(kFullWarp, two_values, 0) || last_round) break;
+  }
+  if (lane != 0) return;
+  __threadfence();
+  // warps_stopped counts from all ones: the last warp finds it at their number less two.
+  const auto warps = static_cast<std::uint32_t>(threads / kWarp);
+  if (atomicAdd(&range->warps_stopped, 1u) + 2u != warps) return;
+  __threadfence();
+  *static_cast<volatile std::uint32_t*>(verdict) = holds_one_value(range) ? 1u : 2u;
+  __threadfence_system();
+}
+
+}  // namespace
+
+OneValueCheck::OneValueCheck(const LabelInput& input, std::uint64_t voxels, cudaStream_t stream)
+    : input_(input), range_(1, stream, "a value range") {
+  VOLCCL_CUDA_CHECK(cudaMemsetAsync(range_.data(), 0xFF, sizeof(ValueRange), stream));
+  with_label_map(input, [&](const auto& map) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(map.values)>>;
+    // 8-bit values with background 0 are their own mask (non-zero is foreground).
+    if (sizeof(T) > 1 || map.background != 0) {
+      try {
+        mask_.emplace(voxels, stream, "the mask of a label map of one value");
+      } catch (const OutOfDeviceMemory&) {
+        // Without room for its mask such a map is labeled as a label map.
+      }
+    }
+    const std::uint64_t vectors = voxels / kValuesPerVector<T>;
+    const std::uint64_t two_a_multiprocessor = device_traits().resident_threads / (4 * kThreads);
+    const std::uint64_t blocks = std::max<std::uint64_t>(
+        1, std::min((vectors + kThreads * kVectorsPerRound - 1) / (kThreads * kVectorsPerRound),
+                    two_a_multiprocessor));
+    find_one_value<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        map.values, voxels, map.background, mask_ ? mask_->data() : nullptr, range_.data(),
+        verdict_.device());
+    VOLCCL_CUDA_CHECK(cudaGetLastError());
+  });
+  VOLCCL_CUDA_CHECK(cudaEventCreateWithFlags(&checked_, cudaEventDisableTiming));
+  VOLCCL_CUDA_CHECK(cudaEventRecord(checked_, stream));
+}
+
+OneValueCheck::~OneValueCheck() {
+  if (checked_ != nullptr) cudaEventDestroy(checked_);
+}
+
+bool OneValueCheck::holds_one_value() {
+  VOLCCL_CUDA_CHECK(cudaEventSynchronize(checked_));
+  if (*static_cast<volatile std::uint32_t*>(verdict_.host()) == 1) return true;
+  mask_.reset();  // freed on the stream, for the label map's labeler
+  return false;
+}
+
+const std::uint8_t* OneValueCheck::mask() const {
+  if (mask_) return mask_->data();
+  const bool own_bytes = size_of(input_.type) == 1 && input_.background == 0;
+  return own_bytes ? static_cast<const std::uint8_t*>(input_.data) : nullptr;
+}
+
+}  // namespace volccl::detail
