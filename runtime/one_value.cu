@@ -62,7 +62,7 @@ __device__ void store_mask_bytes(std::uint8_t* mask, const std::uint8_t (&bytes)
   }
 }
 
-// Narrows [lowest, highest] to take in the foreground values of `vector`, and writes their mask
+// Widens [lowest, highest] to take in the foreground values of `vector`, and writes their mask
 // bytes at `mask` unless it is null.
 template <class T>
 __device__ void take_in(const uint4& vector, T background, unsigned long long& lowest,
