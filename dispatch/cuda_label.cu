@@ -73,13 +73,15 @@ LabelResult run_labeler(const LabelInput& device_input, Extent3 extent,
 LabelResult label_on_device(const LabelInput& device_input, Extent3 extent,
                             std::uint32_t* device_labels, const LabelOptions& options, void* stream,
                             cuda::DeviceMoments* moments, bool automatic) {
+  const bool may_check =
+      automatic && device_input.label_map &&
+      registry_entry(options.algorithm).labelers(options.connectivity).cuda_consults_one_value;
+  if (!may_check) {
+    return run_labeler(device_input, extent, device_labels, options, stream, moments, nullptr);
+  }
   LabelOptions as_mask = options;
   as_mask.algorithm = automatic_choice(options.connectivity, Backend::cuda, false);
-  const bool check =
-      automatic && device_input.label_map &&
-      registry_entry(options.algorithm).labelers(options.connectivity).cuda_consults_one_value &&
-      (moments == nullptr || supports(options.statistics_strategy, as_mask.algorithm));
-  if (!check) {
+  if (moments != nullptr && !supports(options.statistics_strategy, as_mask.algorithm)) {
     return run_labeler(device_input, extent, device_labels, options, stream, moments, nullptr);
   }
   StepClock clock;
