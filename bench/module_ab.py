@@ -20,6 +20,7 @@ label-map targets) and timed by CUDA events; it prints "CASE cC cuda MS".
 
 import argparse
 import collections
+import functools
 import pathlib
 import statistics
 import sys
@@ -28,16 +29,19 @@ import time
 import numpy as np
 
 
+@functools.lru_cache(maxsize=None)
+def generated_images():
+    """cpu_interleaved.py's 2048² images by name, made once a process."""
+    from cpu_interleaved import images  # imports cc3d, which the GPU machine lacks
+
+    return dict(images())
+
+
 def load_case(arguments, case):
     """(name, connectivity, volume) of NAME:CONNECTIVITY: DIR/NAME.npy, else a 2048² image."""
     name, connectivity = case.rsplit(":", 1)
     path = arguments.dir / f"{name}.npy"
-    if path.exists():
-        volume = np.load(path)
-    else:
-        from cpu_interleaved import images  # imports cc3d, which the GPU machine lacks
-
-        volume = dict(images())[name]
+    volume = np.load(path) if path.exists() else generated_images()[name]
     return name, int(connectivity), volume
 
 
