@@ -3,12 +3,12 @@
 // `auto` labels such a map through the mask's algorithm, several times faster on the GPU than the
 // label map's, whose words compare every voxel with each neighbour's value. The check reads the
 // values once where they hold one value, and stops after a round of loads on most maps that hold
-// several: a warp whose threads saw two values says so, and every few rounds each warp publishes
-// the range of the values it saw, reads the range back and leaves once it holds two. It runs
-// before the label map's first kernel, which leaves at once where it found one value, and the host
-// waits for its verdict while that kernel runs. It writes the mask as it reads, where the values
-// are wider than a byte or the background is not 0 (8-bit values with background 0 are their own
-// mask); the mask is freed as soon as the verdict says several values.
+// several: a block whose threads saw two values says so, and every few rounds each block
+// publishes the range of the values it saw, reads the range back and leaves once it holds two. It
+// runs before the label map's first kernel, which leaves at once where it found one value, and the
+// host waits for its verdict while that kernel runs. It writes the mask as it reads, where the
+// values are wider than a byte or the background is not 0 (8-bit values with background 0 are their
+// own mask); the mask is freed as soon as the verdict says several values.
 #include "runtime/one_value.cuh"
 
 #include <cuda_runtime.h>
@@ -33,7 +33,7 @@ constexpr std::uint32_t kVectorBytes = 16;
 // enough bytes are in flight with two blocks a multiprocessor, and a map of many values shows
 // two in most threads' first round.
 constexpr int kVectorsPerRound = 8;
-// Rounds between a warp's comparisons with the other warps' values.
+// Rounds between a block's comparisons with the other blocks' values.
 constexpr int kRoundsPerExchange = 4;
 
 template <class T>
@@ -62,8 +62,18 @@ __device__ void store_mask_bytes(std::uint8_t* mask, const std::uint8_t (&bytes)
   }
 }
 
-// Widens [lowest, highest] to take in the foreground values of `vector`, and writes their mask
-// bytes at `mask` unless it is null.
+// Widens [lowest, highest] to take in `value` where it is foreground; returns whether it is.
+template <class T>
+__device__ bool take_in_value(T value, T background, unsigned long long& lowest,
+                              unsigned long long& highest) {
+  const auto bits = static_cast<unsigned long long>(value);
+  const bool foreground = value != background;
+  lowest = foreground && bits < lowest ? bits : lowest;
+  highest = foreground && bits > highest ? bits : highest;
+  return foreground;
+}
+
+// Takes in the values of `vector`, and writes their mask bytes at `mask` unless it is null.
 template <class T>
 __device__ void take_in(const uint4& vector, T background, unsigned long long& lowest,
                         unsigned long long& highest, std::uint8_t* mask) {
@@ -72,33 +82,31 @@ __device__ void take_in(const uint4& vector, T background, unsigned long long& l
   std::uint8_t bytes[kValuesPerVector<T>];
   VOLCCL_UNROLL
   for (int k = 0; k < kValuesPerVector<T>; ++k) {
-    const auto bits = static_cast<unsigned long long>(read[k]);
-    const bool foreground = read[k] != background;
-    lowest = foreground && bits < lowest ? bits : lowest;
-    highest = foreground && bits > highest ? bits : highest;
-    bytes[k] = foreground ? 1 : 0;
+    bytes[k] = take_in_value(read[k], background, lowest, highest) ? 1 : 0;
   }
   if (mask != nullptr) store_mask_bytes(mask, bytes);
 }
 
 // Each thread takes kVectorsPerRound vectors of 16 bytes a round (and writes their mask bytes
-// where `mask` is not null). A warp in which a thread has seen two values clears `single` and
-// stops; every kRoundsPerExchange rounds, and at its end, a warp adds its range to the global one
-// (where it widens what it published before) and stops once the global range holds two values.
-// Block 0 also takes the values after the last vector. The last warp to stop writes the verdict
+// where `mask` is not null). A block in which a thread has seen two values clears `single` and
+// stops; every kRoundsPerExchange rounds, and at its end, a block adds its range to the global
+// one (where it widens what it published before) and stops once the global range holds two
+// values: a block's atomics, not a warp's, so that thousands of warps do not queue on two words.
+// Block 0 also takes the values after the last vector. The last block to stop writes the verdict
 // into mapped pinned host memory: 1 for one value (or none), 2 for several.
 template <class T>
-__global__ void find_one_value(const T* values, std::uint64_t count, T background,
-                               std::uint8_t* mask, ValueRange* range, std::uint32_t* verdict) {
+__global__ void __launch_bounds__(kThreads)
+    find_one_value(const T* values, std::uint64_t count, T background, std::uint8_t* mask,
+                   ValueRange* range, std::uint32_t* verdict) {
+  constexpr std::uint32_t kWarps = kThreads / kWarp;
+  __shared__ unsigned long long warp_lowest[kWarps], warp_highest[kWarps];
+  __shared__ bool stop;
   const std::uint64_t vectors = count / kValuesPerVector<T>;
-  const std::uint32_t lane = threadIdx.x % kWarp;
+  const std::uint32_t lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   unsigned long long lowest = ~0ull, highest = 0;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     for (std::uint64_t i = vectors * kValuesPerVector<T>; i < count; ++i) {
-      const auto bits = static_cast<unsigned long long>(values[i]);
-      const bool foreground = values[i] != background;
-      lowest = foreground && bits < lowest ? bits : lowest;
-      highest = foreground && bits > highest ? bits : highest;
+      const bool foreground = take_in_value(values[i], background, lowest, highest);
       if (mask != nullptr) mask[i] = foreground ? 1 : 0;
     }
   }
@@ -106,7 +114,8 @@ __global__ void find_one_value(const T* values, std::uint64_t count, T backgroun
   const std::uint64_t thread = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const auto* vector_at = reinterpret_cast<const uint4*>(values);
   unsigned long long published_lowest = ~0ull, published_highest = 0;
-  // The warp's lanes agree on every exit: `first` and the votes are the same for all.
+  // The block's threads agree on every exit: `first` and the barriers' answers are the same for
+  // all.
   for (std::uint64_t first = 0, round = 0;; first += threads * kVectorsPerRound, ++round) {
     const bool last_round = first + threads * kVectorsPerRound >= vectors;
     uint4 loaded[kVectorsPerRound];
@@ -123,36 +132,44 @@ __global__ void find_one_value(const T* values, std::uint64_t count, T backgroun
                 mask != nullptr ? mask + vector * kValuesPerVector<T> : nullptr);
       }
     }
-    if (__any_sync(kFullWarp, lowest < highest) != 0) {
-      if (lane == 0) atomicExch(&range->single, 0u);
+    if (__syncthreads_or(lowest < highest) != 0) {
+      if (threadIdx.x == 0) atomicExch(&range->single, 0u);
       break;
     }
     if (!last_round && round % kRoundsPerExchange != kRoundsPerExchange - 1) continue;
-    unsigned long long warp_lowest = lowest, warp_highest = highest;
+    unsigned long long block_lowest = lowest, block_highest = highest;
     VOLCCL_UNROLL
     for (std::uint32_t offset = kWarp / 2; offset > 0; offset /= 2) {
-      warp_lowest = min(warp_lowest, __shfl_xor_sync(kFullWarp, warp_lowest, offset));
-      warp_highest = max(warp_highest, __shfl_xor_sync(kFullWarp, warp_highest, offset));
+      block_lowest = min(block_lowest, __shfl_xor_sync(kFullWarp, block_lowest, offset));
+      block_highest = max(block_highest, __shfl_xor_sync(kFullWarp, block_highest, offset));
     }
-    bool two_values = false;
     if (lane == 0) {
-      if (warp_lowest <= warp_highest &&
-          (warp_lowest < published_lowest || warp_highest > published_highest)) {
-        atomicMin(&range->lowest, warp_lowest);
-        atomicMin(&range->highest_complement, ~warp_highest);
-        published_lowest = warp_lowest;
-        published_highest = warp_highest;
+      warp_lowest[warp] = block_lowest;
+      warp_highest[warp] = block_highest;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (std::uint32_t w = 1; w < kWarps; ++w) {
+        block_lowest = min(block_lowest, warp_lowest[w]);
+        block_highest = max(block_highest, warp_highest[w]);
+      }
+      if (block_lowest <= block_highest &&
+          (block_lowest < published_lowest || block_highest > published_highest)) {
+        atomicMin(&range->lowest, block_lowest);
+        atomicMin(&range->highest_complement, ~block_highest);
+        published_lowest = block_lowest;
+        published_highest = block_highest;
       }
       const volatile ValueRange* seen = range;
-      two_values = seen->single == 0 || seen->lowest < ~seen->highest_complement;
+      stop = last_round || seen->single == 0 || seen->lowest < ~seen->highest_complement;
     }
-    if (__shfl_sync(kFullWarp, two_values, 0) || last_round) break;
+    __syncthreads();
+    if (stop) break;
   }
-  if (lane != 0) return;
+  if (threadIdx.x != 0) return;
   __threadfence();
-  // warps_stopped counts from all ones: the last warp finds it at their number less two.
-  const auto warps = static_cast<std::uint32_t>(threads / kWarp);
-  if (atomicAdd(&range->warps_stopped, 1u) + 2u != warps) return;
+  // blocks_stopped counts from all ones: the last block finds it at their number less two.
+  if (atomicAdd(&range->blocks_stopped, 1u) + 2u != gridDim.x) return;
   __threadfence();
   *static_cast<volatile std::uint32_t*>(verdict) = holds_one_value(range) ? 1u : 2u;
   __threadfence_system();
@@ -192,10 +209,12 @@ OneValueCheck::~OneValueCheck() {
 }
 
 bool OneValueCheck::holds_one_value() {
-  VOLCCL_CUDA_CHECK(cudaEventSynchronize(checked_));
-  if (*static_cast<volatile std::uint32_t*>(verdict_.host()) == 1) return true;
-  mask_.reset();  // freed on the stream, for the label map's labeler
-  return false;
+  if (!one_value_) {
+    VOLCCL_CUDA_CHECK(cudaEventSynchronize(checked_));
+    one_value_ = *static_cast<volatile std::uint32_t*>(verdict_.host()) == 1;
+    if (!*one_value_) mask_.reset();  // freed on the stream, for the label map's labeler
+  }
+  return *one_value_;
 }
 
 const std::uint8_t* OneValueCheck::mask() const {

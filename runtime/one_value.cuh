@@ -12,14 +12,14 @@
 
 namespace volccl::detail {
 
-// What the check's warps found, all ones before they start: the lowest foreground value and the
-// lowest complement of one (of the highest), as unsigned bits; `single`, cleared by a warp whose
-// threads saw two values; and how many warps have stopped.
+// What the check's blocks found, all ones before they start: the lowest foreground value and the
+// lowest complement of one (of the highest), as unsigned bits; `single`, cleared by a block whose
+// threads saw two values; and how many blocks have stopped.
 struct ValueRange {
   unsigned long long lowest;
   unsigned long long highest_complement;
   unsigned int single;
-  unsigned int warps_stopped;
+  unsigned int blocks_stopped;
 };
 
 // Once the check has run: its foreground holds one value, or none.
@@ -51,7 +51,8 @@ class OneValueCheck {
   LabelInput input_;
   DeviceBuffer<ValueRange> range_;
   std::optional<DeviceBuffer<std::uint8_t>> mask_;
-  PinnedWord verdict_;  // written by the check's last warp: 1 for one value, 2 for several
+  PinnedWord verdict_;  // written by the check's last block: 1 for one value, 2 for several
+  std::optional<bool> one_value_;  // the verdict, once read
   cudaEvent_t checked_ = nullptr;  // recorded after the check
 };
 
