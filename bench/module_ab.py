@@ -11,7 +11,11 @@ with 2 threads and with 1. A case is NAME:CONNECTIVITY, NAME a DIR/NAME.npy volu
 cpu_interleaved.py's 2048² images. Masks are labeled with binary_image=True; --as-given keeps
 the package's default (uint8 0/1 arrays are then label maps). Prefix each round's lines with
 the build's letter and the round (A1, B1, A2, ...), e.g. with `sed "s/^/A1 /"`. `summary`
-prints, per case, the median over the rounds of each build and each build's time over A's.
+prints, per case, the median over the rounds of each build, each build's median over A's, and
+the geometric mean over the rounds of its time over A's in the same round ("r"). On the GPU
+machine the build run first in a round runs 3-5 % faster than the one after it, so that the
+rounds must alternate which build goes first, an even number of them, and "r" is the figure to
+read.
 
 With --device cuda (on the GPU machine, CuPy and cuCIM installed) each case is labeled on the GPU
 from a device array, its labels checked against cuCIM's `measure.label` (the peer of the GPU's
@@ -115,6 +119,7 @@ def run_cuda(arguments, volccl):
 
 def summary(arguments):
     times = collections.defaultdict(lambda: collections.defaultdict(list))
+    by_round = collections.defaultdict(dict)
     builds = set()
     # "B1 CASE cC 2t MS 1t MS" from the CPU, "B1 CASE cC cuda MS" from the GPU.
     for line in arguments.rounds.read_text().splitlines():
@@ -125,10 +130,11 @@ def summary(arguments):
             columns = {"cuda": fields[4]}
         else:
             continue
-        build = fields[0][0]
+        build, round_ = fields[0][0], fields[0][1:]
         builds.add(build)
         for column, ms in columns.items():
             times[fields[1], fields[2]][column, build].append(float(ms))
+            by_round[fields[1], fields[2]][column, build, round_] = float(ms)
     builds = sorted(builds)
     for (name, connectivity), cells in times.items():
         m = {cell: statistics.median(values) for cell, values in cells.items()}
@@ -141,7 +147,12 @@ def summary(arguments):
             for build in builds[1:]:
                 if (column, build) in m:
                     median = m[column, build]
-                    line += f" {build} {median:7.2f} ({median / base:.2f})"
+                    line += f" {build} {median:7.2f} ({median / base:.2f}"
+                    rounds = by_round[name, connectivity]
+                    ratios = [ms / rounds[column, builds[0], r]
+                              for (c, b, r), ms in rounds.items()
+                              if c == column and b == build and (c, builds[0], r) in rounds]
+                    line += f", r {statistics.geometric_mean(ratios):.3f})"
         print(line)
 
 
