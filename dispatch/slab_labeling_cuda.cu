@@ -80,12 +80,14 @@ double most_components_per_voxel(int connectivity, bool label_map) {
 }
 
 // Device bytes per voxel of a slab in flight: its input, its local labels, the labeler's
-// scratch and ranking (at most 4 bytes a voxel), the table of final labels, wide labels, and
-// the statistics rows.
+// scratch and ranking (at most 4 bytes a voxel; a label map's words and joins add up to 2.25,
+// and the one-value check's mask 1), the table of final labels, wide labels, and the statistics
+// rows.
 double slab_bytes_per_voxel(const LabelInput& input, const LabelOptions& options,
                             std::size_t label_bytes, bool statistics) {
   const double components = most_components_per_voxel(options.connectivity, input.label_map);
-  return static_cast<double>(size_of(input.type)) + 4 + 4 + 8 * components +
+  const double scratch = input.label_map ? 4 + 2.25 + 1 : 4;
+  return static_cast<double>(size_of(input.type)) + 4 + scratch + 8 * components +
          (label_bytes == 8 ? 8 : 0) + (statistics ? sizeof(ComponentMoments) * components : 0);
 }
 
@@ -99,13 +101,17 @@ std::uint64_t memory_budget(const LabelOptions& options) {
 template <class Label>
 class SlabStreamer {
  public:
+  // `automatic`: the algorithm was `auto`, so that each slab of a label map takes the one-value
+  // check (label_on_device).
   SlabStreamer(const LabelInput& input, const SlabPlan& plan, Label* labels,
-               const LabelOptions& options, std::vector<ComponentMoments>* statistics)
+               const LabelOptions& options, std::vector<ComponentMoments>* statistics,
+               bool automatic)
       : input_(input),
         plan_(plan),
         labels_(labels),
         options_(options),
         statistics_(statistics),
+        automatic_(automatic),
         merge_(plan, options.connectivity, input) {
     VOLCCL_CUDA_CHECK(cudaGetDevice(&device_));
     result_.algorithm_used = options.algorithm;
@@ -142,6 +148,8 @@ class SlabStreamer {
     require_label_width<Label>(component_count(), "volccl::label");
     if (statistics_ != nullptr) statistics_->assign(component_count(), ComponentMoments{});
     on_streams([this](Stream& stream, std::uint64_t s) { write_slab(stream, s); });
+    // Slabs of one value went through the mask's algorithm: named where all of them did.
+    if (as_mask_ && every_slab_as_mask_) result_.algorithm_used = *as_mask_;
     result_.component_count = component_count();
     result_.timings.total_ms = whole_call.lap();
     return result_;
@@ -238,9 +246,14 @@ class SlabStreamer {
     LabelInput on_device = input_;
     on_device.data = input_of(stream, s);
     const LabelResult part = label_on_device(on_device, plan_.slab_extent(s), local_of(stream, s),
-                                             options_, stream.stream, moments, false);
+                                             options_, stream.stream, moments, automatic_);
     const std::lock_guard<std::mutex> lock(mutex_);
     add_slab_result(result_, part);
+    if (part.algorithm_used != options_.algorithm) {
+      as_mask_ = part.algorithm_used;
+    } else {
+      every_slab_as_mask_ = false;
+    }
     return part;
   }
 
@@ -334,11 +347,14 @@ class SlabStreamer {
   Label* labels_;
   LabelOptions options_;
   std::vector<ComponentMoments>* statistics_;
+  bool automatic_;
   SlabMerge merge_;
   int device_ = 0;
   std::uint64_t one_slab_count_ = 0;
   std::mutex mutex_;
   LabelResult result_;
+  std::optional<Algorithm> as_mask_;  // the mask's algorithm, where a slab of one value took it
+  bool every_slab_as_mask_ = true;
   std::vector<std::unique_ptr<Stream>> streams_;
   // Declared after the streams: freed on the first one's stream before it is destroyed.
   std::optional<DeviceBuffer<std::uint32_t>> resident_labels_;
@@ -405,7 +421,7 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
                                 " bytes available; the CPU backend (--device cpu) needs none",
                             static_cast<std::size_t>(plan.voxels(0) * kSlabStreams * per_voxel));
   }
-  LabelResult result = SlabStreamer<Label>(input, plan, labels, options, statistics)
+  LabelResult result = SlabStreamer<Label>(input, plan, labels, options, statistics, automatic)
                            .run(plan.count() > 1 ? residency : SlabResidency::none);
   result.peak_device_bytes = peak_device_memory();
   return result;

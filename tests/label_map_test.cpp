@@ -484,6 +484,51 @@ TEST_P(LabelMapOfOneValue, StatisticsAsTheMasks) {
       tables_equal(voxel_sums(reference.labels, extent, reference.component_count), statistics));
 }
 
+// In slabs each slab takes the check: a slab of one value goes through the mask's algorithm,
+// and the result names that algorithm where every slab did. Slabs of one value each but of
+// different values meet at their faces as the map says; a second value in the first or the last
+// slab keeps that slab, and the name, to the label map's algorithm. Slabs asked for by size, and
+// by a budget, which the check's mask must keep to.
+TEST_P(LabelMapOfOneValue, InSlabs) {
+  std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  const Algorithm as_mask = automatic_choice(connectivity(), Backend::cuda, false);
+  const Algorithm as_map = automatic_choice(connectivity(), Backend::cuda, true);
+  const Extent3 extent{37, 23, 19};
+  const std::uint64_t slice = extent.x * extent.y;
+  enum class Second { none, other_value_above, first_slab, last_slab };
+  for (const Second second :
+       {Second::none, Second::other_value_above, Second::first_slab, Second::last_slab}) {
+    WideMap map = one_value_map(extent, 40000, 0, 0.45, seed++);
+    if (second == Second::other_value_above) {
+      for (std::uint64_t i = 12 * slice; i < map.values.size(); ++i) {
+        if (map.values[i] != 0) map.values[i] = 40002;
+      }
+    }
+    if (second == Second::first_slab) map.values[slice + 5] = 40001;
+    if (second == Second::last_slab) map.values[map.values.size() - slice + 5] = 40001;
+    LabelOptions options = this->options();
+    options.slab_voxels = 4 * slice;
+    const bool one_value_a_slab = second == Second::none || second == Second::other_value_above;
+    EXPECT_TRUE(labels_as<std::uint32_t>(map, options, one_value_a_slab ? as_mask : as_map))
+        << "case " << static_cast<int>(second);
+  }
+  const Extent3 budgeted{301, 257, 190};
+  const WideMap map = one_value_map(budgeted, 7, 0, 0.45, seed);
+  const std::vector<std::uint32_t> values(map.values.begin(), map.values.end());
+  std::vector<std::uint32_t> labels(values.size(), kPoison);
+  LabelOptions options = this->options();
+  options.max_gpu_memory = std::uint64_t{96} << 20;
+  const LabelResult result =
+      label(LabelInput::values(values.data()), budgeted, labels.data(), options);
+  EXPECT_GT(result.slab_count, 1u);
+  EXPECT_LE(result.peak_device_bytes, options.max_gpu_memory);
+  EXPECT_EQ(result.algorithm_used, as_mask);
+  const ReferenceLabels reference = reference_label_map(map.values, budgeted, connectivity(), 0);
+  ASSERT_EQ(result.component_count, reference.component_count);
+  EXPECT_TRUE(labels_equal(reference.labels, labels, budgeted));
+}
+
 #if defined(VOLCCL_HAS_CUDA)
 // cuda::label on device memory, as volccl's Python package calls it with CuPy arrays.
 TEST_P(LabelMapOfOneValue, OnDeviceMemory) {
