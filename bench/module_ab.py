@@ -118,8 +118,8 @@ def run_cuda(arguments, volccl):
 
 
 def summary(arguments):
-    times = collections.defaultdict(lambda: collections.defaultdict(list))
-    by_round = collections.defaultdict(dict)
+    # (case, connectivity) -> (column, build) -> round -> ms
+    times = collections.defaultdict(lambda: collections.defaultdict(dict))
     builds = set()
     # "B1 CASE cC 2t MS 1t MS" from the CPU, "B1 CASE cC cuda MS" from the GPU.
     for line in arguments.rounds.read_text().splitlines():
@@ -133,26 +133,24 @@ def summary(arguments):
         build, round_ = fields[0][0], fields[0][1:]
         builds.add(build)
         for column, ms in columns.items():
-            times[fields[1], fields[2]][column, build].append(float(ms))
-            by_round[fields[1], fields[2]][column, build, round_] = float(ms)
+            times[fields[1], fields[2]][column, build][round_] = float(ms)
     builds = sorted(builds)
     for (name, connectivity), cells in times.items():
-        m = {cell: statistics.median(values) for cell, values in cells.items()}
         line = f"{name:22s} {connectivity:4s}"
-        for column in dict.fromkeys(column for column, _ in m):
-            base = m.get((column, builds[0]))
+        for column in dict.fromkeys(column for column, _ in cells):
+            base = cells.get((column, builds[0]))
             if base is None:
                 continue
-            line += f"  {column} {builds[0]} {base:7.2f}"
+            base_median = statistics.median(base.values())
+            line += f"  {column} {builds[0]} {base_median:7.2f}"
             for build in builds[1:]:
-                if (column, build) in m:
-                    median = m[column, build]
-                    line += f" {build} {median:7.2f} ({median / base:.2f}"
-                    rounds = by_round[name, connectivity]
-                    ratios = [ms / rounds[column, builds[0], r]
-                              for (c, b, r), ms in rounds.items()
-                              if c == column and b == build and (c, builds[0], r) in rounds]
-                    line += f", r {statistics.geometric_mean(ratios):.3f})"
+                rounds = cells.get((column, build))
+                if rounds is None:
+                    continue
+                median = statistics.median(rounds.values())
+                ratio = statistics.geometric_mean(
+                    ms / base[r] for r, ms in rounds.items() if r in base)
+                line += f" {build} {median:7.2f} ({median / base_median:.2f}, r {ratio:.3f})"
         print(line)
 
 

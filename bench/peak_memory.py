@@ -32,7 +32,7 @@ if peer == "cc3d":
 else:
     import volccl
     labels, n = volccl.connected_components(volume, connectivity=int(connectivity), return_N=True,
-                                            binary_image=binary == "1" or None,
+                                            binary_image=True if binary == "1" else None,
                                             algorithm=algorithm, device="cpu",
                                             threads=int(threads))
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
