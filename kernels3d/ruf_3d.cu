@@ -7,6 +7,7 @@
 // (ruf_statistics_3d.cu) runs before the runs are freed. A label map's words (foreground, where
 // its runs begin, which neighbours have a voxel's value) come first from a warp per row, a lane
 // per voxel of each word, so that its values are read once, in whole lines.
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels3d/ruf_logic_3d.h"
@@ -411,12 +412,17 @@ LabelResult label_ruf(const DeviceLabelCall& call, const MakeInput& make_input) 
   const typename Input::Runs runs = input.runs(words, starts);
 
   const int log2_lanes = kernels3d::log2_init_lanes(grid);
-  const RunTiling tiling = kernels3d::make_run_tiling(grid);
+  const RunTiling tiling = kernels3d::make_run_tiling(
+      grid, kernels3d::tile_log2_rows(grid, device_traits().multiprocessors));
   const unsigned init_blocks =
       tiling.in_shared_memory()
           ? tiling.tiles
           : static_cast<unsigned>(((std::uint64_t{grid.rows} << log2_lanes) + kInitThreads - 1) /
                                   kInitThreads);
+  const unsigned init_threads =
+      tiling.in_shared_memory()
+          ? std::max(kWarp, (1u << (tiling.log2_y + tiling.log2_z + log2_lanes)))
+          : kInitThreads;
   const auto init = initialize<Connectivity, Input>;
   std::size_t dynamic_shared = 0;
   if (kLabelMap) {
@@ -424,7 +430,7 @@ LabelResult label_ruf(const DeviceLabelCall& call, const MakeInput& make_input) 
     VOLCCL_CUDA_CHECK(cudaFuncSetAttribute(init, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(dynamic_shared)));
   }
-  init<<<init_blocks, kInitThreads, dynamic_shared, stream>>>(
+  init<<<init_blocks, init_threads, dynamic_shared, stream>>>(
       input, grid, tiling, log2_lanes, labeling.clear_span(), words, parents);
   VOLCCL_CUDA_CHECK(cudaGetLastError());
   labeling.end_step(&StepTimings::initialization_ms);

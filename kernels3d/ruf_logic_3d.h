@@ -115,11 +115,11 @@ inline int ceil_log2(std::uint32_t value) {
 // Merge makes only the Unions between rows of different tiles (at 256^3 a tile of 8 x 8 rows
 // holds 7/8 of the overlaps above and of those behind; blocks of 512 threads, whose tiles are
 // twice those of 256, leave Merge fewer Unions: bench/notes/union-find-3d.md). A tile is a
-// block's rows, kInitThreads / lanes, most of them in y; within it a run's key is
-// row_in_tile * 2^log2_capacity + its index in the row, ordered as the global keys, so that the
-// tile's roots are the runs Union would leave. Rows of more than kWarpLanes words (nx > 1024) take
-// one-row tiles: Merge makes every Union. A tile's slots: kInitThreads / lanes rows of at most 16
-// runs a lane (a mask's word holds 16 runs), or 32 in a label map.
+// block's rows, kInitThreads / lanes (fewer on small volumes), most of them in y; within it a run's
+// key is row_in_tile * 2^log2_capacity + its index in the row, ordered as the global keys, so that
+// the tile's roots are the runs Union would leave. Rows of more than kWarpLanes words (nx > 1024)
+// take one-row tiles: Merge makes every Union. A tile's slots: kInitThreads / lanes rows of at most
+// 16 runs a lane (a mask's word holds 16 runs), or 32 in a label map.
 constexpr std::uint32_t kTileSlots = kInitThreads * kWordVoxels / 2;
 constexpr std::uint32_t kLabelMapTileSlots = kInitThreads * kWordVoxels;
 
@@ -130,11 +130,26 @@ struct RunTiling {
   VOLCCL_HD bool in_shared_memory() const { return log2_y + log2_z > 0; }
 };
 
-inline RunTiling make_run_tiling(const RunGrid& grid) {
+// A block's rows, kInitThreads / lanes, as a power of two.
+inline int block_log2_rows(const RunGrid& grid) {
+  return ceil_log2(kInitThreads) - log2_init_lanes(grid);
+}
+
+// The GPU's tile rows, as a power of two: a block's, but fewer on a volume that would leave some
+// of the device's `multiprocessors` without a tile, down to four rows. On a small volume the
+// Unions of a few large tiles wait for one another, and Merge's Unions between more tiles cost
+// less than those waits (bench/notes/label-maps.md).
+inline int tile_log2_rows(const RunGrid& grid, std::uint32_t multiprocessors) {
+  int log2_rows = block_log2_rows(grid);
+  while (log2_rows > 2 && (std::uint64_t{grid.rows} >> log2_rows) < multiprocessors) --log2_rows;
+  return log2_rows;
+}
+
+// Tiles of at most 2^log2_rows rows, at most a block's (block_log2_rows).
+inline RunTiling make_run_tiling(const RunGrid& grid, int log2_rows) {
   RunTiling tiling;
   tiling.log2_capacity = ceil_log2(grid.run_capacity);
   if (grid.words_x <= kWarpLanes) {
-    int log2_rows = ceil_log2(kInitThreads) - log2_init_lanes(grid);
     tiling.log2_z = log2_rows / 2 < ceil_log2(grid.nz) ? log2_rows / 2 : ceil_log2(grid.nz);
     log2_rows -= tiling.log2_z;
     tiling.log2_y = log2_rows < ceil_log2(grid.ny) ? log2_rows : ceil_log2(grid.ny);
@@ -142,6 +157,10 @@ inline RunTiling make_run_tiling(const RunGrid& grid) {
   tiling.tiles_y = (grid.ny + (1u << tiling.log2_y) - 1) >> tiling.log2_y;
   tiling.tiles = tiling.tiles_y * ((grid.nz + (1u << tiling.log2_z) - 1) >> tiling.log2_z);
   return tiling;
+}
+
+inline RunTiling make_run_tiling(const RunGrid& grid) {
+  return make_run_tiling(grid, block_log2_rows(grid));
 }
 
 // The rows before (y, z) whose runs a run of (y, z) can touch, as bits: above (y-1, z), behind

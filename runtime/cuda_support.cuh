@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,7 @@ struct DeviceTraits {
   bool programmatic_launch;  // compute capability 9.0 on
   std::size_t l2_cache_bytes;
   std::uint64_t resident_threads;  // multiprocessors times threads a multiprocessor
+  std::uint32_t multiprocessors;
 };
 DeviceTraits device_traits();
 
@@ -240,6 +242,22 @@ class PinnedWord {
   std::uint32_t* device_;
 };
 
+// An event without timing on the current device, leased from a pool per device that the host
+// threads share and given back when this object dies: what the host waits for in a call (a check's
+// verdict, a count), without an event made and destroyed per call.
+class LeasedEvent {
+ public:
+  LeasedEvent();
+  ~LeasedEvent();
+  LeasedEvent(const LeasedEvent&) = delete;
+  LeasedEvent& operator=(const LeasedEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  int device_;
+  cudaEvent_t event_;
+};
+
 // The device side of raster_rank.h for one labeling: the root bitmap, the ranks of its words
 // (an exclusive scan in one kernel, raster_rank.cu) and the labeler's scratch, in one
 // allocation; the component count, written by the scan straight into mapped pinned host memory
@@ -285,7 +303,6 @@ class DeviceLabeling {
   // arrays, allocated with the ranking.
   explicit DeviceLabeling(const DeviceLabelCall& call, std::uint64_t keys = 0, Scratch scratch = {},
                           Clear clear = Clear::by_memset);
-  ~DeviceLabeling();
   DeviceLabeling(const DeviceLabeling&) = delete;
   DeviceLabeling& operator=(const DeviceLabeling&) = delete;
   cudaStream_t stream() const { return stream_; }
@@ -328,7 +345,7 @@ class DeviceLabeling {
   RootRanking ranking_;
   bool evict_labels_first_;
   LateBeforeCount* late_;  // null unless the call measures with Late before the count
-  cudaEvent_t ranked_ = nullptr;
+  std::optional<LeasedEvent> ranked_;
 };
 
 }  // namespace volccl::detail

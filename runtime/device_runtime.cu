@@ -116,9 +116,10 @@ DeviceTraits device_traits() {
     VOLCCL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     VOLCCL_CUDA_CHECK(
         cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    return DeviceTraits{major >= 9, static_cast<std::size_t>(l2_bytes),
-                        std::uint64_t{static_cast<std::uint32_t>(sms)} *
-                            static_cast<std::uint32_t>(threads_per_sm)};
+    return DeviceTraits{
+        major >= 9, static_cast<std::size_t>(l2_bytes),
+        std::uint64_t{static_cast<std::uint32_t>(sms)} * static_cast<std::uint32_t>(threads_per_sm),
+        static_cast<std::uint32_t>(sms)};
   });
 }
 
@@ -196,6 +197,41 @@ PinnedWord::~PinnedWord() {
   pool.free_words.emplace_back(host_, device_);
 }
 
+namespace {
+
+struct LeasedEventPool {
+  std::mutex mutex;
+  std::unordered_map<int, std::vector<cudaEvent_t>> free_events;  // by device
+};
+
+LeasedEventPool& leased_event_pool() {
+  static LeasedEventPool pool;
+  return pool;
+}
+
+}  // namespace
+
+LeasedEvent::LeasedEvent() {
+  VOLCCL_CUDA_CHECK(cudaGetDevice(&device_));
+  LeasedEventPool& pool = leased_event_pool();
+  {
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    std::vector<cudaEvent_t>& free_events = pool.free_events[device_];
+    if (!free_events.empty()) {
+      event_ = free_events.back();
+      free_events.pop_back();
+      return;
+    }
+  }
+  VOLCCL_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+}
+
+LeasedEvent::~LeasedEvent() {
+  LeasedEventPool& pool = leased_event_pool();
+  const std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.free_events[device_].push_back(event_);
+}
+
 StepEvents::StepEvents(cudaStream_t stream, bool enabled) : stream_(stream), enabled_(enabled) {
   if (!enabled_) return;
   events_.emplace_back();
@@ -259,24 +295,18 @@ void DeviceLabeling::rank() {
   end_step(&StepTimings::relabel_ms);
 }
 
-DeviceLabeling::~DeviceLabeling() {
-  if (ranked_ != nullptr) cudaEventDestroy(ranked_);
-}
-
 std::uint32_t DeviceLabeling::wait_for_count() {
   VOLCCL_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return ranking_.count();
 }
 
 void DeviceLabeling::mark_ranked() {
-  if (ranked_ == nullptr) {
-    VOLCCL_CUDA_CHECK(cudaEventCreateWithFlags(&ranked_, cudaEventDisableTiming));
-  }
-  VOLCCL_CUDA_CHECK(cudaEventRecord(ranked_, stream_));
+  if (!ranked_) ranked_.emplace();
+  VOLCCL_CUDA_CHECK(cudaEventRecord(ranked_->get(), stream_));
 }
 
 std::uint32_t DeviceLabeling::count_when_ranked() {
-  VOLCCL_CUDA_CHECK(cudaEventSynchronize(ranked_));
+  VOLCCL_CUDA_CHECK(cudaEventSynchronize(ranked_->get()));
   return ranking_.count();
 }
 

@@ -200,17 +200,12 @@ OneValueCheck::OneValueCheck(const LabelInput& input, std::uint64_t voxels, cuda
         verdict_.device());
     VOLCCL_CUDA_CHECK(cudaGetLastError());
   });
-  VOLCCL_CUDA_CHECK(cudaEventCreateWithFlags(&checked_, cudaEventDisableTiming));
-  VOLCCL_CUDA_CHECK(cudaEventRecord(checked_, stream));
-}
-
-OneValueCheck::~OneValueCheck() {
-  if (checked_ != nullptr) cudaEventDestroy(checked_);
+  VOLCCL_CUDA_CHECK(cudaEventRecord(checked_.get(), stream));
 }
 
 bool OneValueCheck::holds_one_value() {
   if (!one_value_) {
-    VOLCCL_CUDA_CHECK(cudaEventSynchronize(checked_));
+    VOLCCL_CUDA_CHECK(cudaEventSynchronize(checked_.get()));
     one_value_ = *static_cast<volatile std::uint32_t*>(verdict_.host()) == 1;
     if (!*one_value_) mask_.reset();  // freed on the stream, for the label map's labeler
   }

@@ -36,7 +36,6 @@ __device__ __forceinline__ bool holds_one_value(const ValueRange* range) {
 class OneValueCheck {
  public:
   OneValueCheck(const LabelInput& input, std::uint64_t voxels, cudaStream_t stream);
-  ~OneValueCheck();
   OneValueCheck(const OneValueCheck&) = delete;
   OneValueCheck& operator=(const OneValueCheck&) = delete;
   const ValueRange* range() const { return range_.data(); }
@@ -53,7 +52,7 @@ class OneValueCheck {
   std::optional<DeviceBuffer<std::uint8_t>> mask_;
   PinnedWord verdict_;  // written by the check's last block: 1 for one value, 2 for several
   std::optional<bool> one_value_;  // the verdict, once read
-  cudaEvent_t checked_ = nullptr;  // recorded after the check
+  LeasedEvent checked_;            // recorded after the check
 };
 
 }  // namespace volccl::detail

@@ -4,6 +4,7 @@
 // block boundaries (where 6, 18 and 26 differ), checkerboards, long snakes and random volumes of
 // every density and granularity.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels3d/ruf_logic_3d.h"
 #include "reference_labeler.h"
 #include "test_support.h"
 #include "volccl/data/generators.h"
@@ -369,25 +371,34 @@ TEST(RufOnCuda, EveryMergeSplitFromEightThreadsAWordToOne) {
 // RUF unites the runs of a tile of rows in Initialization and the tiles in Merge
 // (kernels3d/ruf_logic_3d.h, RunTiling), the tile's shape set by the row's length: these widths
 // take every shape from 16 x 16 rows (nx <= 32) to 4 x 2 (nx <= 1024) and one-row tiles beyond,
-// with ny and nz that no tile divides, on both backends.
+// with ny and nz that no tile divides, on both backends. The GPU takes such tiles where the volume
+// has rows enough for every multiprocessor (kernels3d::tile_log2_rows), so the CUDA cases also
+// label a volume of each width with rows enough on devices of up to 160 multiprocessors; its
+// 37 x 21 rows take the GPU's smaller tiles.
 TEST(RufTiles, EveryTileShapeWithPartialTiles) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
   std::uint32_t volume_seed = seed;
   for (std::uint32_t nx : {20u, 50u, 100u, 200u, 300u, 700u, 1000u, 1100u}) {
-    const Extent3 extent{nx, 37, 21};
-    for (unsigned granularity : {1u, 2u}) {
-      const Volume volume = data::random_granular(extent, 0.4, granularity, volume_seed++);
-      for (Backend backend : {Backend::cpu, Backend::cuda}) {
-        if (backend == Backend::cuda && !cuda_available()) continue;
-        for (int connectivity : {6, 18}) {
-          LabelOptions options;
-          options.algorithm = Algorithm::ruf;
-          options.connectivity = connectivity;
-          options.backend = backend;
-          ASSERT_TRUE(matches_reference(volume, options))
-              << extent.to_string() << ", granularity " << granularity << ", " << connectivity
-              << ", " << to_string(backend);
+    const std::uint32_t block_rows =
+        1u << kernels3d::block_log2_rows(kernels3d::make_run_grid({nx, 1, 1}));
+    const auto side = static_cast<std::uint32_t>(std::ceil(std::sqrt(160.0 * block_rows))) | 1u;
+    for (const Extent3 extent : {Extent3{nx, 37, 21}, Extent3{nx, side, side}}) {
+      const bool many_rows = extent.y != 37;
+      for (unsigned granularity : {1u, 2u}) {
+        const Volume volume = data::random_granular(extent, 0.4, granularity, volume_seed++);
+        for (Backend backend : {Backend::cpu, Backend::cuda}) {
+          if (backend == Backend::cuda && !cuda_available()) continue;
+          if (many_rows && (backend == Backend::cpu || nx > 1024)) continue;
+          for (int connectivity : {6, 18}) {
+            LabelOptions options;
+            options.algorithm = Algorithm::ruf;
+            options.connectivity = connectivity;
+            options.backend = backend;
+            ASSERT_TRUE(matches_reference(volume, options))
+                << extent.to_string() << ", granularity " << granularity << ", " << connectivity
+                << ", " << to_string(backend);
+          }
         }
       }
     }

@@ -104,58 +104,66 @@ TEST(RufLogic3d, TilesCoverTheRowsOnceAndKeepTheKeysOrder) {
   for (std::uint32_t nx : {1u, 20u, 33u, 64u, 100u, 256u, 300u, 512u, 1000u, 1025u, 3000u}) {
     for (const auto& [ny, nz] : {std::pair{37u, 21u}, std::pair{1u, 40u}, std::pair{40u, 1u}}) {
       const RunGrid grid = kernels3d::make_run_grid({nx, ny, nz});
-      const kernels3d::RunTiling tiling = kernels3d::make_run_tiling(grid);
-      const std::uint32_t tile_rows = 1u << (tiling.log2_y + tiling.log2_z);
-      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz));
-      // The tile holds the GPU block's rows and its keys fit in shared memory.
-      EXPECT_LE(tile_rows, kernels3d::kInitThreads >> kernels3d::log2_init_lanes(grid));
-      if (tiling.in_shared_memory()) {
-        EXPECT_LE(std::uint64_t{tile_rows} << tiling.log2_capacity, kernels3d::kTileSlots);
-        EXPECT_LE(tile_rows * grid.words_x, kernels3d::kInitThreads);
-      } else {
-        EXPECT_GT(grid.words_x, kernels3d::kWarpLanes);
-      }
-      EXPECT_GE(1u << tiling.log2_capacity, grid.run_capacity);
-      std::vector<int> tile_of(grid.rows, -1);
-      for (std::uint32_t tile = 0; tile < tiling.tiles; ++tile) {
-        std::uint32_t previous_key = 0;
-        bool first = true;
-        for (std::uint32_t r = 0; r < tile_rows; ++r) {
-          const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
-          if (at.y >= ny || at.z >= nz) continue;
-          const std::uint32_t row = at.z * ny + at.y;
-          EXPECT_EQ(tile_of[row], -1) << "row " << row << " in two tiles";
-          tile_of[row] = static_cast<int>(tile);
-          for (std::uint32_t k = 0;
-               k<grid.run_capacity; k += grid.run_capacity> 1 ? grid.run_capacity - 1 : 1) {
-            const std::uint32_t key =
-                kernels3d::key_in_volume(grid, tiling, tile, (r << tiling.log2_capacity) + k);
-            EXPECT_EQ(key, row * grid.run_capacity + k);
-            EXPECT_TRUE(first || key > previous_key);
-            previous_key = key;
-            first = false;
+      const int block = kernels3d::block_log2_rows(grid);
+      for (const int log2_rows :
+           {block, std::min(block, 2), std::min(block, 3), std::min(block, 5)}) {
+        const kernels3d::RunTiling tiling = kernels3d::make_run_tiling(grid, log2_rows);
+        const std::uint32_t tile_rows = 1u << (tiling.log2_y + tiling.log2_z);
+        SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
+                     ", tiles of at most 2^" + std::to_string(log2_rows) + " rows");
+        if (tiling.in_shared_memory()) {
+          EXPECT_LE(tiling.log2_y + tiling.log2_z, log2_rows);
+        }
+        // The tile holds the GPU block's rows and its keys fit in shared memory.
+        EXPECT_LE(tile_rows, kernels3d::kInitThreads >> kernels3d::log2_init_lanes(grid));
+        if (tiling.in_shared_memory()) {
+          EXPECT_LE(std::uint64_t{tile_rows} << tiling.log2_capacity, kernels3d::kTileSlots);
+          EXPECT_LE(tile_rows * grid.words_x, kernels3d::kInitThreads);
+        } else {
+          EXPECT_GT(grid.words_x, kernels3d::kWarpLanes);
+        }
+        EXPECT_GE(1u << tiling.log2_capacity, grid.run_capacity);
+        std::vector<int> tile_of(grid.rows, -1);
+        for (std::uint32_t tile = 0; tile < tiling.tiles; ++tile) {
+          std::uint32_t previous_key = 0;
+          bool first = true;
+          for (std::uint32_t r = 0; r < tile_rows; ++r) {
+            const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
+            if (at.y >= ny || at.z >= nz) continue;
+            const std::uint32_t row = at.z * ny + at.y;
+            EXPECT_EQ(tile_of[row], -1) << "row " << row << " in two tiles";
+            tile_of[row] = static_cast<int>(tile);
+            for (std::uint32_t k = 0;
+                 k<grid.run_capacity; k += grid.run_capacity> 1 ? grid.run_capacity - 1 : 1) {
+              const std::uint32_t key =
+                  kernels3d::key_in_volume(grid, tiling, tile, (r << tiling.log2_capacity) + k);
+              EXPECT_EQ(key, row * grid.run_capacity + k);
+              EXPECT_TRUE(first || key > previous_key);
+              previous_key = key;
+              first = false;
+            }
           }
         }
-      }
-      for (std::uint32_t row = 0; row < grid.rows; ++row) {
-        ASSERT_GE(tile_of[row], 0) << "row " << row << " in no tile";
-      }
-      for (std::uint32_t z = 0; z < nz; ++z) {
-        for (std::uint32_t y = 0; y < ny; ++y) {
-          const std::uint32_t present = kernels3d::rows_before(grid, y, z);
-          const std::uint32_t in_tile = kernels3d::rows_before_in_tile(grid, tiling, y, z);
-          EXPECT_EQ(in_tile & ~present, 0u);
-          const int own = tile_of[z * ny + y];
-          const auto same_tile = [&](std::uint32_t row) { return tile_of[row] == own; };
-          const std::uint32_t row = z * ny + y;
-          const std::pair<std::uint32_t, std::uint32_t> rows[] = {
-              {kernels3d::kRowAbove, row - 1},
-              {kernels3d::kRowBehind, row - ny},
-              {kernels3d::kRowAboveBehind, row - ny - 1},
-              {kernels3d::kRowBelowBehind, row - ny + 1}};
-          for (const auto& [bit, other] : rows) {
-            if ((present & bit) == 0) continue;
-            EXPECT_EQ((in_tile & bit) != 0, same_tile(other)) << "y " << y << ", z " << z;
+        for (std::uint32_t row = 0; row < grid.rows; ++row) {
+          ASSERT_GE(tile_of[row], 0) << "row " << row << " in no tile";
+        }
+        for (std::uint32_t z = 0; z < nz; ++z) {
+          for (std::uint32_t y = 0; y < ny; ++y) {
+            const std::uint32_t present = kernels3d::rows_before(grid, y, z);
+            const std::uint32_t in_tile = kernels3d::rows_before_in_tile(grid, tiling, y, z);
+            EXPECT_EQ(in_tile & ~present, 0u);
+            const int own = tile_of[z * ny + y];
+            const auto same_tile = [&](std::uint32_t row) { return tile_of[row] == own; };
+            const std::uint32_t row = z * ny + y;
+            const std::pair<std::uint32_t, std::uint32_t> rows[] = {
+                {kernels3d::kRowAbove, row - 1},
+                {kernels3d::kRowBehind, row - ny},
+                {kernels3d::kRowAboveBehind, row - ny - 1},
+                {kernels3d::kRowBelowBehind, row - ny + 1}};
+            for (const auto& [bit, other] : rows) {
+              if ((present & bit) == 0) continue;
+              EXPECT_EQ((in_tile & bit) != 0, same_tile(other)) << "y " << y << ", z " << z;
+            }
           }
         }
       }
@@ -163,16 +171,44 @@ TEST(RufLogic3d, TilesCoverTheRowsOnceAndKeepTheKeysOrder) {
   }
 }
 
+// The GPU's tiles are a block's rows where the volume gives every multiprocessor a tile, and
+// fewer rows, down to four, where it does not.
+TEST(RufLogic3d, TilesShrinkOnlyWhereMultiprocessorsWouldHaveNone) {
+  constexpr std::uint32_t kMultiprocessors = 132;
+  for (std::uint32_t side : {1u, 2u, 16u, 31u, 32u, 48u, 64u, 96u, 128u, 192u, 256u, 512u}) {
+    for (std::uint32_t nx : {side, 1000u}) {
+      const RunGrid grid = kernels3d::make_run_grid({nx, side, side});
+      const int block = kernels3d::block_log2_rows(grid);
+      const int log2_rows = kernels3d::tile_log2_rows(grid, kMultiprocessors);
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(side) + "x" + std::to_string(side));
+      EXPECT_LE(log2_rows, block);
+      EXPECT_GE(log2_rows, 2);
+      if (log2_rows < block) {
+        EXPECT_LT(std::uint64_t{grid.rows} >> (log2_rows + 1), kMultiprocessors);
+      }
+      if (log2_rows > 2) {
+        EXPECT_GE(std::uint64_t{grid.rows} >> log2_rows, kMultiprocessors);
+      }
+    }
+  }
+  // 128^3 takes tiles of half a block's rows, 32^3 of four rows.
+  EXPECT_EQ(kernels3d::tile_log2_rows(kernels3d::make_run_grid({128, 128, 128}), kMultiprocessors),
+            kernels3d::block_log2_rows(kernels3d::make_run_grid({128, 128, 128})) - 1);
+  EXPECT_EQ(kernels3d::tile_log2_rows(kernels3d::make_run_grid({32, 32, 32}), kMultiprocessors), 2);
+}
+
 // Merge's rows: every row with a row before it in another tile (under 6 above or behind, under
 // 18 also above behind and below behind) is a slot's, no row is two slots', and few others are.
 template <int Connectivity>
 void expect_merge_rows_cover_the_contacts_between_tiles(std::uint32_t nx, std::uint32_t ny,
-                                                        std::uint32_t nz) {
+                                                        std::uint32_t nz, int log2_rows) {
   const RunGrid grid = kernels3d::make_run_grid({nx, ny, nz});
-  const kernels3d::RunTiling tiling = kernels3d::make_run_tiling(grid);
+  const kernels3d::RunTiling tiling =
+      kernels3d::make_run_tiling(grid, std::min(log2_rows, kernels3d::block_log2_rows(grid)));
   const kernels3d::MergeRows merge_rows = kernels3d::make_merge_rows<Connectivity>(grid, tiling);
   SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " at " +
-               std::to_string(Connectivity));
+               std::to_string(Connectivity) + ", tiles of at most 2^" + std::to_string(log2_rows) +
+               " rows");
   std::vector<int> visits(grid.rows, 0);
   std::uint32_t inside = 0;
   for (std::uint32_t slot = 0; slot < merge_rows.slots; ++slot) {
@@ -209,9 +245,11 @@ TEST(RufLogic3d, MergeRowsCoverTheContactsBetweenTilesOnce) {
   for (std::uint32_t nx : {1u, 33u, 256u, 300u, 1025u}) {
     for (const auto& [ny, nz] : {std::pair{37u, 21u}, std::pair{1u, 40u}, std::pair{40u, 1u},
                                  std::pair{64u, 64u}, std::pair{9u, 17u}, std::pair{2u, 3u}}) {
-      expect_merge_rows_cover_the_contacts_between_tiles<6>(nx, ny, nz);
-      expect_merge_rows_cover_the_contacts_between_tiles<18>(nx, ny, nz);
-      expect_merge_rows_cover_the_contacts_between_tiles<26>(nx, ny, nz);
+      for (const int log2_rows : {9, 2, 3, 5}) {
+        expect_merge_rows_cover_the_contacts_between_tiles<6>(nx, ny, nz, log2_rows);
+        expect_merge_rows_cover_the_contacts_between_tiles<18>(nx, ny, nz, log2_rows);
+        expect_merge_rows_cover_the_contacts_between_tiles<26>(nx, ny, nz, log2_rows);
+      }
     }
   }
 }
