@@ -81,7 +81,7 @@ def main():
     if arguments.label_maps:
         maps = label_map_volumes(arguments.connectomics, arguments.seg35, seed=1)
         cases += [(name, volume, c) for name, volume in maps
-                  for c in arguments.connectivity]
+                  if re.search(arguments.volumes, name) for c in arguments.connectivity]
     rows = []
     print("| volume | connectivity | volccl 2 t | volccl 1 t | cc3d | OpenCV | cc3d / volccl 2 t "
           "| cc3d / volccl 1 t |", flush=True)

@@ -227,6 +227,13 @@ LeasedEvent::LeasedEvent() {
 }
 
 LeasedEvent::~LeasedEvent() {
+  // An event whose recorded work is still pending (a call left by an exception) is destroyed,
+  // which CUDA defers until that work is done, so that no later lease shares it.
+  if (cudaEventQuery(event_) != cudaSuccess) {
+    cudaGetLastError();
+    cudaEventDestroy(event_);
+    return;
+  }
   LeasedEventPool& pool = leased_event_pool();
   const std::lock_guard<std::mutex> lock(pool.mutex);
   pool.free_events[device_].push_back(event_);
