@@ -81,12 +81,16 @@ double most_components_per_voxel(int connectivity, bool label_map) {
 
 // Device bytes per voxel of a slab in flight: its input, its local labels, the labeler's
 // scratch and ranking (at most 4 bytes a voxel; a label map's words and joins add up to 2.25,
-// and the one-value check's mask 1), the table of final labels, wide labels, and the statistics
-// rows.
+// and the mask that the one-value check of `automatic` writes 1, where the values are wider
+// than a byte or the background is not 0), the table of final labels, wide labels, and the
+// statistics rows.
 double slab_bytes_per_voxel(const LabelInput& input, const LabelOptions& options,
-                            std::size_t label_bytes, bool statistics) {
+                            std::size_t label_bytes, bool statistics, bool automatic) {
   const double components = most_components_per_voxel(options.connectivity, input.label_map);
-  const double scratch = input.label_map ? 4 + 2.25 + 1 : 4;
+  const bool check_writes_mask =
+      automatic && input.label_map &&
+      (size_of(input.type) > 1 || static_cast<std::uint8_t>(input.background) != 0);
+  const double scratch = input.label_map ? 4 + 2.25 + (check_writes_mask ? 1 : 0) : 4;
   return static_cast<double>(size_of(input.type)) + 4 + scratch + 8 * components +
          (label_bytes == 8 ? 8 : 0) + (statistics ? sizeof(ComponentMoments) * components : 0);
 }
@@ -369,7 +373,8 @@ LabelResult label_cuda_from_host(const LabelInput& input, Extent3 extent, Label*
                                  const LabelOptions& options,
                                  std::vector<ComponentMoments>* statistics, bool automatic) {
   const std::uint64_t voxels = extent.voxel_count();
-  const double per_voxel = slab_bytes_per_voxel(input, options, sizeof(Label), statistics);
+  const double per_voxel =
+      slab_bytes_per_voxel(input, options, sizeof(Label), statistics, automatic);
   reset_peak_device_memory();
   if constexpr (sizeof(Label) == sizeof(std::uint32_t)) {
     // A volume that needs less than the reserve is labeled whole without asking the device what

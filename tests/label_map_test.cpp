@@ -492,7 +492,8 @@ TEST_P(LabelMapOfOneValue, StatisticsAsTheMasks) {
 // and the result names that algorithm where every slab did. Slabs of one value each but of
 // different values meet at their faces as the map says; a second value in the first or the last
 // slab keeps that slab, and the name, to the label map's algorithm. Slabs asked for by size, and
-// by a budget, which the check's mask must keep to.
+// by a budget, which the check's mask must keep to; 8-bit maps with background 0, their own mask,
+// are planned without it, and keep to a budget too, of one value or of several.
 TEST_P(LabelMapOfOneValue, InSlabs) {
   std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
@@ -531,6 +532,21 @@ TEST_P(LabelMapOfOneValue, InSlabs) {
   const ReferenceLabels reference = reference_label_map(map.values, budgeted, connectivity(), 0);
   ASSERT_EQ(result.component_count, reference.component_count);
   EXPECT_TRUE(labels_equal(reference.labels, labels, budgeted));
+  for (const WideMap& bytes_map :
+       {map, random_map<std::uint8_t>(budgeted, 5, 2, 0.45, 0, seed + 1)}) {
+    const std::vector<std::uint8_t> bytes(bytes_map.values.begin(), bytes_map.values.end());
+    std::vector<std::uint32_t> byte_labels(bytes.size(), kPoison);
+    LabelOptions byte_options = this->options();
+    byte_options.max_gpu_memory = std::uint64_t{64} << 20;
+    const LabelResult byte_result =
+        label(LabelInput::values(bytes.data()), budgeted, byte_labels.data(), byte_options);
+    EXPECT_GT(byte_result.slab_count, 1u);
+    EXPECT_LE(byte_result.peak_device_bytes, byte_options.max_gpu_memory);
+    const ReferenceLabels byte_reference =
+        reference_label_map(bytes_map.values, budgeted, connectivity(), 0);
+    ASSERT_EQ(byte_result.component_count, byte_reference.component_count);
+    EXPECT_TRUE(labels_equal(byte_reference.labels, byte_labels, budgeted));
+  }
 }
 
 #if defined(VOLCCL_HAS_CUDA)
