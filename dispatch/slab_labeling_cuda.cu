@@ -22,6 +22,7 @@
 #include "dispatch/dispatch.h"
 #include "runtime/cpu_parallel.h"
 #include "runtime/cuda_support.cuh"
+#include "runtime/one_value.cuh"
 #include "runtime/pinned_staging.cuh"
 #include "runtime/slab_merge.h"
 #include "volccl/cuda.h"
@@ -87,9 +88,7 @@ double most_components_per_voxel(int connectivity, bool label_map) {
 double slab_bytes_per_voxel(const LabelInput& input, const LabelOptions& options,
                             std::size_t label_bytes, bool statistics, bool automatic) {
   const double components = most_components_per_voxel(options.connectivity, input.label_map);
-  const bool check_writes_mask =
-      automatic && input.label_map &&
-      (size_of(input.type) > 1 || static_cast<std::uint8_t>(input.background) != 0);
+  const bool check_writes_mask = automatic && input.label_map && !is_own_mask(input);
   const double scratch = input.label_map ? 4 + 2.25 + (check_writes_mask ? 1 : 0) : 4;
   return static_cast<double>(size_of(input.type)) + 4 + scratch + 8 * components +
          (label_bytes == 8 ? 8 : 0) + (statistics ? sizeof(ComponentMoments) * components : 0);

@@ -180,16 +180,15 @@ __global__ void __launch_bounds__(kThreads)
 OneValueCheck::OneValueCheck(const LabelInput& input, std::uint64_t voxels, cudaStream_t stream)
     : input_(input), range_(1, stream, "a value range") {
   VOLCCL_CUDA_CHECK(cudaMemsetAsync(range_.data(), 0xFF, sizeof(ValueRange), stream));
+  if (!is_own_mask(input)) {
+    try {
+      mask_.emplace(voxels, stream, "the mask of a label map of one value");
+    } catch (const OutOfDeviceMemory&) {
+      // Without room for its mask such a map is labeled as a label map.
+    }
+  }
   with_label_map(input, [&](const auto& map) {
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(map.values)>>;
-    // 8-bit values with background 0 are their own mask (non-zero is foreground).
-    if (sizeof(T) > 1 || map.background != 0) {
-      try {
-        mask_.emplace(voxels, stream, "the mask of a label map of one value");
-      } catch (const OutOfDeviceMemory&) {
-        // Without room for its mask such a map is labeled as a label map.
-      }
-    }
     const std::uint64_t vectors = voxels / kValuesPerVector<T>;
     const std::uint64_t two_a_multiprocessor = device_traits().resident_threads / (4 * kThreads);
     const std::uint64_t blocks = std::max<std::uint64_t>(
@@ -214,8 +213,7 @@ bool OneValueCheck::holds_one_value() {
 
 const std::uint8_t* OneValueCheck::mask() const {
   if (mask_) return mask_->data();
-  const bool own_bytes = size_of(input_.type) == 1 && input_.background == 0;
-  return own_bytes ? static_cast<const std::uint8_t*>(input_.data) : nullptr;
+  return is_own_mask(input_) ? static_cast<const std::uint8_t*>(input_.data) : nullptr;
 }
 
 }  // namespace volccl::detail

@@ -22,6 +22,12 @@ struct ValueRange {
   unsigned int blocks_stopped;
 };
 
+// 8-bit values with background 0 are their own mask (non-zero is foreground): the check writes
+// a mask for every other label map.
+inline bool is_own_mask(const LabelInput& input) {
+  return size_of(input.type) == 1 && static_cast<std::uint8_t>(input.background) == 0;
+}
+
 // Once the check has run: its foreground holds one value, or none.
 __device__ __forceinline__ bool holds_one_value(const ValueRange* range) {
   return range->single != 0 && range->lowest >= ~range->highest_complement;

@@ -518,35 +518,30 @@ TEST_P(LabelMapOfOneValue, InSlabs) {
     EXPECT_TRUE(labels_as<std::uint32_t>(map, options, one_value_a_slab ? as_mask : as_map))
         << "case " << static_cast<int>(second);
   }
+  // `map` as T from host memory under `budget` bytes of device memory: in slabs, within the
+  // budget, labeled as the reference labels it.
   const Extent3 budgeted{301, 257, 190};
+  const auto labels_under_budget = [&](auto type, const WideMap& map, std::uint64_t budget) {
+    using T = decltype(type);
+    const std::vector<T> values(map.values.begin(), map.values.end());
+    std::vector<std::uint32_t> labels(values.size(), kPoison);
+    LabelOptions options = this->options();
+    options.max_gpu_memory = budget;
+    const LabelResult result =
+        label(LabelInput::values(values.data()), budgeted, labels.data(), options);
+    EXPECT_GT(result.slab_count, 1u);
+    EXPECT_LE(result.peak_device_bytes, budget);
+    const ReferenceLabels reference = reference_label_map(map.values, budgeted, connectivity(), 0);
+    EXPECT_EQ(result.component_count, reference.component_count);
+    EXPECT_TRUE(labels_equal(reference.labels, labels, budgeted));
+    return result;
+  };
   const WideMap map = one_value_map(budgeted, 7, 0, 0.45, seed);
-  const std::vector<std::uint32_t> values(map.values.begin(), map.values.end());
-  std::vector<std::uint32_t> labels(values.size(), kPoison);
-  LabelOptions options = this->options();
-  options.max_gpu_memory = std::uint64_t{96} << 20;
-  const LabelResult result =
-      label(LabelInput::values(values.data()), budgeted, labels.data(), options);
-  EXPECT_GT(result.slab_count, 1u);
-  EXPECT_LE(result.peak_device_bytes, options.max_gpu_memory);
-  EXPECT_EQ(result.algorithm_used, as_mask);
-  const ReferenceLabels reference = reference_label_map(map.values, budgeted, connectivity(), 0);
-  ASSERT_EQ(result.component_count, reference.component_count);
-  EXPECT_TRUE(labels_equal(reference.labels, labels, budgeted));
-  for (const WideMap& bytes_map :
-       {map, random_map<std::uint8_t>(budgeted, 5, 2, 0.45, 0, seed + 1)}) {
-    const std::vector<std::uint8_t> bytes(bytes_map.values.begin(), bytes_map.values.end());
-    std::vector<std::uint32_t> byte_labels(bytes.size(), kPoison);
-    LabelOptions byte_options = this->options();
-    byte_options.max_gpu_memory = std::uint64_t{64} << 20;
-    const LabelResult byte_result =
-        label(LabelInput::values(bytes.data()), budgeted, byte_labels.data(), byte_options);
-    EXPECT_GT(byte_result.slab_count, 1u);
-    EXPECT_LE(byte_result.peak_device_bytes, byte_options.max_gpu_memory);
-    const ReferenceLabels byte_reference =
-        reference_label_map(bytes_map.values, budgeted, connectivity(), 0);
-    ASSERT_EQ(byte_result.component_count, byte_reference.component_count);
-    EXPECT_TRUE(labels_equal(byte_reference.labels, byte_labels, budgeted));
-  }
+  EXPECT_EQ(labels_under_budget(std::uint32_t{}, map, std::uint64_t{96} << 20).algorithm_used,
+            as_mask);
+  labels_under_budget(std::uint8_t{}, map, std::uint64_t{64} << 20);
+  labels_under_budget(std::uint8_t{}, random_map<std::uint8_t>(budgeted, 5, 2, 0.45, 0, seed + 1),
+                      std::uint64_t{64} << 20);
 }
 
 #if defined(VOLCCL_HAS_CUDA)
