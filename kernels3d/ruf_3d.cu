@@ -71,19 +71,15 @@ __device__ LabelMapRows<Connectivity, T> label_map_rows(const T* values, const R
 }
 
 template <int Connectivity, bool kInterior, class T>
-__device__ __forceinline__ void make_label_map_batch(const LabelMapRows<Connectivity, T>& rows,
-                                                     T background, const RunGrid& grid,
-                                                     std::uint32_t w0, std::uint64_t first_word,
-                                                     std::uint32_t& carry, RowWord* words,
-                                                     std::uint32_t* starts,
-                                                     JoinWords<Connectivity>* joins) {
+__device__ __forceinline__ void make_label_map_batch(
+    const LabelMapRows<Connectivity, T>& rows, T background, const RunGrid& grid,
+    const T* const (&at)[LabelMapRows<Connectivity, T>::kCount], std::uint32_t w0,
+    std::uint64_t first_word, std::uint32_t& carry, RowWord* words, std::uint32_t* starts,
+    JoinWords<Connectivity>* joins) {
   constexpr int kKinds = kernels3d::join_kinds(Connectivity);
   constexpr int kBatch = static_cast<int>(kLabelMapBatch<Connectivity>);
   const std::uint32_t lane = threadIdx.x % kWarp;
   const std::uint32_t x0 = w0 * kernels3d::kWordVoxels + lane;
-  const T* at[LabelMapRows<Connectivity, T>::kCount];
-  VOLCCL_UNROLL
-  for (int r = 0; r < LabelMapRows<Connectivity, T>::kCount; ++r) at[r] = rows.values[r] + x0;
   T value[kBatch], left[kBatch], neighbours[kBatch][kKinds];
   VOLCCL_UNROLL
   for (int b = 0; b < kBatch; ++b) {
@@ -141,15 +137,23 @@ __global__ void make_label_map_words(detail::LabelMapVoxels<T> voxels, RunGrid g
   const std::uint32_t z = by_ny.quotient(row), y = row - z * grid.ny;
   const auto rows = label_map_rows<Connectivity>(voxels.values, grid, y, z);
   const std::uint64_t first_word = std::uint64_t{row} * grid.words_x;
+  // Each row's pointer at the lane's voxel of the batch, moved on by a batch, so that no load
+  // computes its address from the row and the word.
+  constexpr int kRows = LabelMapRows<Connectivity, T>::kCount;
+  const T* at[kRows];
+  VOLCCL_UNROLL
+  for (int r = 0; r < kRows; ++r) at[r] = rows.values[r] + threadIdx.x % kWarp;
   std::uint32_t carry = 0;
   for (std::uint32_t w0 = 0; w0 < grid.words_x; w0 += kBatch) {
     if (rows.all_present && w0 > 0 && (w0 + kBatch) * kernels3d::kWordVoxels < grid.nx) {
-      make_label_map_batch<Connectivity, true>(rows, voxels.background, grid, w0, first_word, carry,
-                                               words, starts, joins);
+      make_label_map_batch<Connectivity, true>(rows, voxels.background, grid, at, w0, first_word,
+                                               carry, words, starts, joins);
     } else {
-      make_label_map_batch<Connectivity, false>(rows, voxels.background, grid, w0, first_word,
+      make_label_map_batch<Connectivity, false>(rows, voxels.background, grid, at, w0, first_word,
                                                 carry, words, starts, joins);
     }
+    VOLCCL_UNROLL
+    for (int r = 0; r < kRows; ++r) at[r] += kBatch * kernels3d::kWordVoxels;
   }
 }
 
