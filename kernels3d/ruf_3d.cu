@@ -157,6 +157,13 @@ __global__ void make_label_map_words(detail::LabelMapVoxels<T> voxels, RunGrid g
   }
 }
 
+// Initialization's blocks that each multiprocessor should hold at once (0: the compiler's
+// choice), which caps their registers. A label map's Unions at 18 wait on shared memory, and the
+// warps of three blocks hide that better than the registers the compiler takes for two; at 26 and
+// 6, and on masks, the compiler's registers win (bench/notes/label-maps.md).
+template <int Connectivity, bool kLabelMap>
+constexpr int kInitBlocksPerMultiprocessor = (kLabelMap && Connectivity == 18) ? 3 : 0;
+
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
 // previous round), the runs before it by an inclusive scan of the counts over the group. A block
@@ -167,7 +174,8 @@ __global__ void make_label_map_words(detail::LabelMapVoxels<T> voxels, RunGrid g
 // map's tile keeps its starts too, and its slots, twice a mask's, in dynamic shared memory
 // (kLabelMapTileSlots, over the static limit).
 template <int Connectivity, class Input>
-__global__ void __launch_bounds__(kInitThreads)
+__global__ void __launch_bounds__(kInitThreads,
+                                  kInitBlocksPerMultiprocessor<Connectivity, Input::kLabelMap>)
     initialize(Input input, RunGrid grid, RunTiling tiling, int log2_lanes, ClearSpan clear,
                RowWord* words, std::uint32_t* parents) {
   zero_by_grid(clear);
