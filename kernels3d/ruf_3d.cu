@@ -157,13 +157,6 @@ __global__ void make_label_map_words(detail::LabelMapVoxels<T> voxels, RunGrid g
   }
 }
 
-// Initialization's blocks that each multiprocessor should hold at once (0: the compiler's
-// choice), which caps their registers. A label map's Unions at 18 wait on shared memory, and the
-// warps of three blocks hide that better than the registers the compiler takes for two; at 26 and
-// 6, and on masks, the compiler's registers win (bench/notes/label-maps.md).
-template <int Connectivity, bool kLabelMap>
-constexpr int kInitBlocksPerMultiprocessor = (kLabelMap && Connectivity == 18) ? 3 : 0;
-
 // A row's group of lanes takes its words a round of `lanes` at a time: each lane's word's
 // foreground bits and run starts (the voxel before the word from the lane before, or from the
 // previous round), the runs before it by an inclusive scan of the counts over the group. A block
@@ -174,8 +167,7 @@ constexpr int kInitBlocksPerMultiprocessor = (kLabelMap && Connectivity == 18) ?
 // map's tile keeps its starts too, and its slots, twice a mask's, in dynamic shared memory
 // (kLabelMapTileSlots, over the static limit).
 template <int Connectivity, class Input>
-__global__ void __launch_bounds__(kInitThreads,
-                                  kInitBlocksPerMultiprocessor<Connectivity, Input::kLabelMap>)
+__global__ void __launch_bounds__(kInitThreads)
     initialize(Input input, RunGrid grid, RunTiling tiling, int log2_lanes, ClearSpan clear,
                RowWord* words, std::uint32_t* parents) {
   zero_by_grid(clear);
@@ -241,11 +233,10 @@ __global__ void __launch_bounds__(kInitThreads,
   if (!tiled) return;
   __syncthreads();
   if (inside && lane < grid.words_x) {
-    kernels3d::RowViews views;
-    const std::uint32_t rows = kernels3d::contacts_in_tile<Connectivity>(
-        grid, tiling, input.runs(tile_words, tile_starts), row_in_block, at, lane, views);
+    const auto contacts = kernels3d::contacts_in_tile<Connectivity>(
+        grid, tiling, input.runs(tile_words, tile_starts), row_in_block, at, lane);
     kernels3d::RunUnions<Connectivity, kernels3d::TileForest, Input::kLabelMap>{{tile_parents}}(
-        views, rows);
+        contacts.own, contacts.before, contacts.rows);
   }
   __syncthreads();
   for (std::uint32_t k = lane; inside && k < runs; k += lanes) {
@@ -276,12 +267,10 @@ __global__ void merge(RunGrid grid, RunTiling tiling, MergeLaunch launch, int lo
   const std::uint32_t width = kernels3d::kWordVoxels >> log2_parts;
   const std::uint32_t part = thread & ((1u << log2_parts) - 1);
   const std::uint32_t columns = width == 32 ? ~0u : ((1u << width) - 1) << (part * width);
-  kernels3d::RowViews views;
-  const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
-      runs, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, index - slot * grid.words_x, columns,
-      views);
-  kernels3d::RunUnions<Connectivity, kernels3d::RunForest, Runs::kLabelMap>{{parents}}(views, rows,
-                                                                                       columns);
+  const auto contacts = kernels3d::contacts_between_tiles<Connectivity>(
+      runs, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, index - slot * grid.words_x, columns);
+  kernels3d::RunUnions<Connectivity, kernels3d::RunForest, Runs::kLabelMap>{{parents}}(
+      contacts.own, contacts.before, contacts.rows, columns);
 }
 
 // A thread per four voxels of a row, (nx + 3) / 4 a row (no more than the voxels), `rows` rows a

@@ -69,11 +69,10 @@ LabelResult label_ruf(const Source& input, const RunGrid& grid, RowWord* words,
         const kernels3d::TileRow at = kernels3d::tile_row(tiling, tile, r);
         if (!inside(at)) continue;
         for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-          kernels3d::RowViews views;
-          const std::uint32_t rows =
-              kernels3d::contacts_in_tile<Connectivity>(grid, tiling, tile_view, r, at, w, views);
+          const auto contacts =
+              kernels3d::contacts_in_tile<Connectivity>(grid, tiling, tile_view, r, at, w);
           kernels3d::RunUnions<Connectivity, kernels3d::TileForest, Runs::kLabelMap>{
-              {tile_parents.data()}}(views, rows);
+              {tile_parents.data()}}(contacts.own, contacts.before, contacts.rows);
         }
       }
       for (std::uint32_t r = 0; r < tile_rows; ++r) {
@@ -96,11 +95,10 @@ LabelResult label_ruf(const Source& input, const RunGrid& grid, RowWord* words,
           kernels3d::merge_row<Connectivity>(grid, tiling, merge_rows, slot);
       if (!at.inside) continue;
       for (std::uint32_t w = 0; w < grid.words_x; ++w) {
-        kernels3d::RowViews views;
-        const std::uint32_t rows = kernels3d::contacts_between_tiles<Connectivity>(
-            volume_runs, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, w, ~0u, views);
-        kernels3d::RunUnions<Connectivity, kernels3d::RunForest, Runs::kLabelMap>{{parents}}(views,
-                                                                                             rows);
+        const auto contacts = kernels3d::contacts_between_tiles<Connectivity>(
+            volume_runs, grid, tiling, at.z * grid.ny + at.y, at.y, at.z, w, ~0u);
+        kernels3d::RunUnions<Connectivity, kernels3d::RunForest, Runs::kLabelMap>{{parents}}(
+            contacts.own, contacts.before, contacts.rows);
       }
     }
   });

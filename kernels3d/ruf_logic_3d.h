@@ -461,16 +461,6 @@ VOLCCL_HD WordView make_view(std::uint32_t row_key, const RowWord& word) {
   return view;
 }
 
-// Word w of a row and the same word of the rows before it (rows_before): an absent row, or one
-// the caller does not hold, is an empty view.
-struct RowViews {
-  WordView own, above, behind, above_behind, below_behind;
-  // A label map's: own word's joins (JoinWords) and the row above's joins behind, where read.
-  std::uint32_t joins[kJoinKindCount] = {};
-  std::uint32_t join_carry = 0;
-  std::uint32_t above_joins_behind = 0;
-};
-
 // How the steps read the rows' words. A mask's runs follow from its foreground bits.
 struct MaskRuns {
   static constexpr bool kLabelMap = false;
@@ -484,8 +474,9 @@ struct MaskRuns {
     view.after = with_after && !last_of_row && (words[word + 1].foreground & 1u) != 0;
     return view;
   }
-  VOLCCL_HD void read_joins(RowViews&, std::uint64_t) const {}
-  VOLCCL_HD void read_above_joins(RowViews&, std::uint64_t) const {}
+  // A mask has no joins: its Unions follow from the foreground.
+  VOLCCL_HD std::uint32_t join_bits(std::uint64_t, int) const { return 0; }
+  VOLCCL_HD std::uint32_t join_carry(std::uint64_t) const { return 0; }
 };
 
 // A label map's: its runs' starts and, where the steps make Unions (LabelMapRuns), its joins.
@@ -518,16 +509,12 @@ struct LabelMapRuns {
     return LabelMapStarts{words, starts}.view(word, row_key, last_of_row, with_after);
   }
 
-  // The joins of the word at `word` (an index into `joins`, which holds the whole volume's, also
-  // where the views are a tile's), and those behind of the word above it, at `above`.
-  VOLCCL_HD void read_joins(RowViews& views, std::uint64_t word) const {
-    const JoinWords<Connectivity>& read = joins[word];
-    for (int kind = 0; kind < join_kinds(Connectivity); ++kind) views.joins[kind] = read.bits[kind];
-    views.join_carry = read.carry;
+  // The joins of kind `kind` of the word at `word`, an index into `joins`, which holds the whole
+  // volume's (also where the views are a tile's), and its carry.
+  VOLCCL_HD std::uint32_t join_bits(std::uint64_t word, int kind) const {
+    return joins[word].bits[kind];
   }
-  VOLCCL_HD void read_above_joins(RowViews& views, std::uint64_t above) const {
-    views.above_joins_behind = joins[above].bits[kJoinBehind];
-  }
+  VOLCCL_HD std::uint32_t join_carry(std::uint64_t word) const { return joins[word].carry; }
 };
 
 // What Initialization reads of each word, its foreground and where its runs begin, and how the
@@ -576,7 +563,50 @@ VOLCCL_HD WordView view_word(const Runs& runs, const RunGrid& grid, std::uint32_
                    w + 1 == grid.words_x, with_after);
 }
 
-// The Unions of the runs of a word (RowViews::own) with the runs they touch in the rows before it
+// Word w of a row's rows before it (rows_before), read as its Unions need them: a label map's
+// Unions wait on memory, and a word's views and joins all held at once take registers that more
+// resident warps would use. A row outside `readable` is an empty view.
+template <class Runs>
+struct RowsBefore {
+  Runs runs;                       // the rows' words: a tile's, or the volume's
+  std::uint32_t readable = 0;      // rows_before's bits
+  std::uint32_t row = 0;           // the word's row among `runs`' rows
+  std::uint32_t rows_behind = 0;   // from a row to the row behind it, among them
+  std::uint32_t run_capacity = 0;  // keys of a row, among them
+  std::uint32_t words_x = 0, w = 0;
+  std::uint64_t join_word = 0;  // the word's index among the volume's joins (label maps)
+
+  VOLCCL_HD WordView view_of(std::uint32_t r, bool with_after) const {
+    return runs.view(std::uint64_t{r} * words_x + w, r * run_capacity, w + 1 == words_x,
+                     with_after);
+  }
+  VOLCCL_HD WordView own(bool with_after) const { return view_of(row, with_after); }
+  // `which`: one of rows_before's bits.
+  VOLCCL_HD WordView view(std::uint32_t which, bool with_after) const {
+    if ((readable & which) == 0) return {};
+    const std::uint32_t behind = which == kRowAbove ? row - 1 : row - rows_behind;
+    return view_of(
+        which == kRowAboveBehind ? behind - 1 : (which == kRowBelowBehind ? behind + 1 : behind),
+        with_after);
+  }
+  VOLCCL_HD std::uint32_t joins(int kind) const { return runs.join_bits(join_word, kind); }
+  VOLCCL_HD std::uint32_t join_carry() const { return runs.join_carry(join_word); }
+  // The row above's joins behind (read where the row above behind is).
+  VOLCCL_HD std::uint32_t above_joins_behind() const {
+    return (readable & kRowAboveBehind) != 0 ? runs.join_bits(join_word - words_x, kJoinBehind)
+                                             : 0u;
+  }
+};
+
+// A word's contacts: the rows whose contacts are Unions (none: 0), its view and its rows before.
+template <class Runs>
+struct WordContacts {
+  std::uint32_t rows = 0;
+  WordView own;
+  RowsBefore<Runs> before;
+};
+
+// The Unions of the runs of a word (`own`) with the runs they touch in the rows before it
 // that `rows` names (rows_before's bits), made one after the other by the calling thread: under
 // 6 one Union per overlap of two runs (a maximal stretch of columns foreground in both rows,
 // which belongs to exactly one run of each) with the rows above and behind; under 18 also the
@@ -664,55 +694,78 @@ struct RunUnions {
     }
   }
 
-  VOLCCL_HD void operator()(const RowViews& views, std::uint32_t rows,
+  // The Unions of `own` with the rows before it that `rows` names.
+  template <class Runs>
+  VOLCCL_HD void operator()(const WordView& own, const RowsBefore<Runs>& before, std::uint32_t rows,
                             std::uint32_t columns = ~0u) const {
-    const WordView& own = views.own;
-    const std::uint32_t* const joins = views.joins;
-    const auto both = [&](const WordView& other, int kind) {
-      return kLabelMap ? joins[kind] : own.foreground & other.foreground;
-    };
-    const auto carried = [&](const WordView& other, int kind) {
-      return kLabelMap ? ((views.join_carry >> kind) & 1u) != 0 : own.before && other.before;
-    };
-    const auto overlaps = [&](const WordView& other, int kind, std::uint32_t skip) {
-      unite_overlaps(own, other, both(other, kind), carried(other, kind), skip, columns);
-    };
+    constexpr bool kDiagonalCorners = Connectivity == 26;
     constexpr bool kSettles = kLabelMap && Connectivity != 6;
-    const std::uint32_t settled = kSettles ? joins[kJoinBehind] : 0u;
+    const std::uint32_t carry = kLabelMap ? before.join_carry() : 0u;
+    const std::uint32_t settled = kSettles ? before.joins(kJoinBehind) : 0u;
     const std::uint32_t unsettled = ~settled;
-    if ((rows & kRowAbove) != 0) overlaps(views.above, kJoinAbove, settled);
-    if ((rows & kRowBehind) != 0) {
-      std::uint32_t skip = views.above.foreground & views.above_behind.foreground;
-      if (kLabelMap) skip = kSettles ? 0u : joins[kJoinAbove] & views.above_joins_behind;
-      overlaps(views.behind, kJoinBehind, skip);
+    const auto overlaps = [&](const WordView& other, int kind, std::uint32_t skip) {
+      const std::uint32_t both = kLabelMap ? before.joins(kind) : own.foreground & other.foreground;
+      const bool carried = kLabelMap ? ((carry >> kind) & 1u) != 0 : own.before && other.before;
+      unite_overlaps(own, other, both, carried, skip, columns);
+    };
+    const auto corners = [&](const WordView& other, int right, int left, std::uint32_t made) {
+      unite_corners(own, other, before.joins(right) & made, before.joins(left) & made, columns);
+    };
+    // A mask's skips read the foreground of rows whose Unions another step may make.
+    const auto foreground = [&](std::uint32_t which) {
+      return kLabelMap ? 0u : before.view(which, false).foreground;
+    };
+    if (Connectivity == 6) {
+      // Two rows and two kinds of joins: read all at once, so that their loads overlap.
+      const bool reads_above = (rows & kRowAbove) != 0 || (!kLabelMap && (rows & kRowBehind) != 0);
+      const WordView above = reads_above ? before.view(kRowAbove, false) : WordView{};
+      const WordView behind =
+          (rows & kRowBehind) != 0 ? before.view(kRowBehind, false) : WordView{};
+      const std::uint32_t both_above =
+          kLabelMap ? before.joins(kJoinAbove) : own.foreground & above.foreground;
+      const std::uint32_t both_behind =
+          kLabelMap ? before.joins(kJoinBehind) : own.foreground & behind.foreground;
+      const std::uint32_t skip_behind = kLabelMap ? both_above & before.above_joins_behind()
+                                                  : above.foreground & foreground(kRowAboveBehind);
+      const bool carried_above = kLabelMap ? (carry & 1u) != 0 : own.before && above.before;
+      const bool carried_behind =
+          kLabelMap ? ((carry >> kJoinBehind) & 1u) != 0 : own.before && behind.before;
+      if ((rows & kRowAbove) != 0) {
+        unite_overlaps(own, above, both_above, carried_above, 0u, columns);
+      }
+      if ((rows & kRowBehind) != 0) {
+        unite_overlaps(own, behind, both_behind, carried_behind, skip_behind, columns);
+      }
+      return;
     }
-    if (Connectivity == 6) return;
+    // Under 18 and 26 each row's view and joins are read just before its Unions.
     if ((rows & kRowAbove) != 0) {
+      const WordView above = before.view(kRowAbove, true);
+      overlaps(above, kJoinAbove, settled);
       // Under 18 the corners above do not neighbour the voxel behind: made at every column.
-      const std::uint32_t corners_above = Connectivity == 26 ? unsettled : ~0u;
-      unite_corners(own, views.above, joins[kJoinAboveRight] & corners_above,
-                    joins[kJoinAboveLeft] & corners_above, columns);
+      corners(above, kJoinAboveRight, kJoinAboveLeft, Connectivity == 26 ? unsettled : ~0u);
     }
     if ((rows & kRowBehind) != 0) {
-      unite_corners(own, views.behind, joins[kJoinBehindRight] & unsettled,
-                    joins[kJoinBehindLeft] & unsettled, columns);
+      const WordView behind = before.view(kRowBehind, true);
+      // A label map's overlaps behind are all made (settled voxels).
+      overlaps(behind, kJoinBehind,
+               kLabelMap ? 0u : foreground(kRowAbove) & foreground(kRowAboveBehind));
+      corners(behind, kJoinBehindRight, kJoinBehindLeft, unsettled);
     }
     if ((rows & kRowAboveBehind) != 0) {
-      overlaps(views.above_behind, kJoinAboveBehind,
-               kLabelMap ? joins[kJoinAbove] | settled : views.above.foreground);
+      const WordView above_behind = before.view(kRowAboveBehind, kDiagonalCorners);
+      overlaps(above_behind, kJoinAboveBehind,
+               kLabelMap ? before.joins(kJoinAbove) | settled : foreground(kRowAbove));
+      if (kDiagonalCorners) {
+        corners(above_behind, kJoinAboveBehindRight, kJoinAboveBehindLeft, unsettled);
+      }
     }
     if ((rows & kRowBelowBehind) != 0) {
-      overlaps(views.below_behind, kJoinBelowBehind,
-               kLabelMap ? joins[kJoinBehind] : views.behind.foreground);
-    }
-    if (Connectivity != 26) return;
-    if ((rows & kRowAboveBehind) != 0) {
-      unite_corners(own, views.above_behind, joins[kJoinAboveBehindRight] & unsettled,
-                    joins[kJoinAboveBehindLeft] & unsettled, columns);
-    }
-    if ((rows & kRowBelowBehind) != 0) {
-      unite_corners(own, views.below_behind, joins[kJoinBelowBehindRight] & unsettled,
-                    joins[kJoinBelowBehindLeft] & unsettled, columns);
+      const WordView below_behind = before.view(kRowBelowBehind, kDiagonalCorners);
+      overlaps(below_behind, kJoinBelowBehind, kLabelMap ? settled : foreground(kRowBehind));
+      if (kDiagonalCorners) {
+        corners(below_behind, kJoinBelowBehindRight, kJoinBelowBehindLeft, unsettled);
+      }
     }
   }
 };
@@ -728,40 +781,31 @@ VOLCCL_HD TileRow tile_row(const RunTiling& tiling, std::uint32_t tile, std::uin
           (tile_z << tiling.log2_z) + (row_in_tile >> tiling.log2_y)};
 }
 
-// Initialization's contacts within a tile, of word w of row `row_in_tile` (at `at`): fills
-// `views` and returns the rows whose contacts are Unions (none: 0). The tile's words are
-// `tile_runs`', a row's at row_in_tile * words_x, under the tile's keys (RunTiling); a label
-// map's joins are the volume's.
+// Initialization's contacts within a tile, of word w of row `row_in_tile` (at `at`). The tile's
+// words are `tile_runs`', a row's at row_in_tile * words_x, under the tile's keys (RunTiling); a
+// label map's joins are the volume's. Built on one path: where an early return built it twice,
+// nvcc no longer knew the tile's pointers for shared memory and its loads became generic.
 template <int Connectivity, class Runs>
-VOLCCL_HD std::uint32_t contacts_in_tile(const RunGrid& grid, const RunTiling& tiling,
-                                         const Runs& tile_runs, std::uint32_t row_in_tile,
-                                         TileRow at, std::uint32_t w, RowViews& views) {
+VOLCCL_HD WordContacts<Runs> contacts_in_tile(const RunGrid& grid, const RunTiling& tiling,
+                                              const Runs& tile_runs, std::uint32_t row_in_tile,
+                                              TileRow at, std::uint32_t w) {
   constexpr bool kCorners = Connectivity != 6;
-  constexpr bool kDiagonalCorners = Connectivity == 26;
+  WordContacts<Runs> contacts;
   const std::uint32_t in_tile = rows_before_in_tile(grid, tiling, at.y, at.z);
+  contacts.before = {tile_runs,
+                     in_tile,
+                     row_in_tile,
+                     1u << tiling.log2_y,
+                     1u << tiling.log2_capacity,
+                     grid.words_x,
+                     w,
+                     (std::uint64_t{at.z} * grid.ny + at.y) * grid.words_x + w};
   const std::uint32_t rows = in_tile & (kCorners ? ~0u : kRowAbove | kRowBehind);
-  if (rows == 0) return 0;
-  const auto view = [&](std::uint32_t r, bool with_after) {
-    return tile_runs.view(r * grid.words_x + w, r << tiling.log2_capacity, w + 1 == grid.words_x,
-                          with_after);
-  };
-  const std::uint64_t own_word = (std::uint64_t{at.z} * grid.ny + at.y) * grid.words_x + w;
-  const std::uint32_t tile_y = 1u << tiling.log2_y;
-  views.own = view(row_in_tile, kCorners);
-  if (views.own.foreground == 0) return 0;
-  tile_runs.read_joins(views, own_word);
-  if ((in_tile & kRowAbove) != 0) {
-    views.above = view(row_in_tile - 1, kCorners);
-    if ((in_tile & kRowBehind) != 0) tile_runs.read_above_joins(views, own_word - grid.words_x);
+  if (rows != 0) {
+    contacts.own = contacts.before.own(kCorners);
+    if (contacts.own.foreground != 0) contacts.rows = rows;
   }
-  if ((in_tile & kRowBehind) != 0) views.behind = view(row_in_tile - tile_y, kCorners);
-  if ((in_tile & kRowAboveBehind) != 0 && (kCorners || !Runs::kLabelMap)) {
-    views.above_behind = view(row_in_tile - tile_y - 1, kDiagonalCorners);
-  }
-  if (kCorners && (in_tile & kRowBelowBehind) != 0) {
-    views.below_behind = view(row_in_tile - tile_y + 1, kDiagonalCorners);
-  }
-  return rows;
+  return contacts;
 }
 
 // The volume's key of the run whose key in tile `tile` is `tile_key`.
@@ -830,40 +874,31 @@ VOLCCL_HD MergeRow merge_row(const RunGrid& grid, const RunTiling& tiling, const
 }
 
 // Merge's contacts of word w of row `row`, at (y, z): those with the rows before it in other
-// tiles. Fills `views` and returns the rows whose contacts are Unions (none: 0); `columns`, the
-// word's columns whose Unions the caller makes.
+// tiles; `columns`, the word's columns whose Unions the caller makes. Any row before it may be
+// read, for the skips.
 template <int Connectivity, class Runs>
-VOLCCL_HD std::uint32_t contacts_between_tiles(const Runs& runs, const RunGrid& grid,
-                                               const RunTiling& tiling, std::uint32_t row,
-                                               std::uint32_t y, std::uint32_t z, std::uint32_t w,
-                                               std::uint32_t columns, RowViews& views) {
+VOLCCL_HD WordContacts<Runs> contacts_between_tiles(const Runs& runs, const RunGrid& grid,
+                                                    const RunTiling& tiling, std::uint32_t row,
+                                                    std::uint32_t y, std::uint32_t z,
+                                                    std::uint32_t w, std::uint32_t columns) {
   constexpr bool kCorners = Connectivity != 6;
-  constexpr bool kDiagonalCorners = Connectivity == 26;
+  WordContacts<Runs> contacts;
   const std::uint32_t present = rows_before(grid, y, z);
+  contacts.before = {runs,
+                     present,
+                     row,
+                     grid.ny,
+                     grid.run_capacity,
+                     grid.words_x,
+                     w,
+                     std::uint64_t{row} * grid.words_x + w};
   const std::uint32_t rows = present & ~rows_before_in_tile(grid, tiling, y, z) &
                              (kCorners ? ~0u : kRowAbove | kRowBehind);
-  if (rows == 0) return 0;
-  views.own = view_word(runs, grid, row, w, kCorners);
-  if ((views.own.foreground & columns) == 0) return 0;
-  const std::uint64_t own_word = std::uint64_t{row} * grid.words_x + w;
-  runs.read_joins(views, own_word);
-  // The rows read for their Unions, and those the skips of behind read (in a label map, the row
-  // above's joins behind).
-  const bool skips_behind = (rows & kRowBehind) != 0 && (present & kRowAboveBehind) != 0;
-  if ((rows & (kRowAbove | kRowAboveBehind)) != 0 || skips_behind) {
-    views.above = view_word(runs, grid, row - 1, w, kCorners);
-    if (skips_behind) runs.read_above_joins(views, own_word - grid.words_x);
+  if (rows != 0) {
+    contacts.own = contacts.before.own(kCorners);
+    if ((contacts.own.foreground & columns) != 0) contacts.rows = rows;
   }
-  if ((rows & (kRowBehind | kRowBelowBehind)) != 0) {
-    views.behind = view_word(runs, grid, row - grid.ny, w, kCorners);
-  }
-  if ((rows & kRowAboveBehind) != 0 || (!Runs::kLabelMap && skips_behind)) {
-    views.above_behind = view_word(runs, grid, row - grid.ny - 1, w, kDiagonalCorners);
-  }
-  if ((rows & kRowBelowBehind) != 0) {
-    views.below_behind = view_word(runs, grid, row - grid.ny + 1, w, kDiagonalCorners);
-  }
-  return rows;
+  return contacts;
 }
 
 // The runs of a row: those that start before its last word and in it.
