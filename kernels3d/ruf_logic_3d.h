@@ -622,7 +622,8 @@ struct WordContacts {
 //   overlap above).
 // Corner contacts are made with the rows above and behind under 18, with all four under 26.
 // Which of Initialization (in a tile) and Merge (between tiles) makes an overlap's Union does not
-// change whether it is made; a row the caller does not hold is empty and skips nothing.
+// change whether it is made; a row that the caller may not read (RowsBefore::readable) is empty
+// and skips nothing.
 // `columns`: the word's columns whose Unions this call makes (those that begin a stretch).
 // A Union call per kind of contact, inlined: one call site in a loop over the kinds, or the
 // Unions of a warp shared out over its lanes, were slower on the GPU.
