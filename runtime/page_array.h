@@ -32,7 +32,11 @@ inline void advise_huge_pages(void* begin, std::size_t bytes) {
 #endif
 }
 
-// An uninitialized array on 2 MiB pages where Linux grants them.
+// An uninitialized array on 2 MiB pages where Linux grants them. A large one is a single block
+// from malloc, aligned within it, not aligned_alloc's: aligned_alloc frees the padding before the
+// array as a chunk of its own, where the labeling's small allocations then settle, so that the
+// freed array no longer coalesces with its neighbours. Then the next labeling's arrays did not
+// fit where the last one's were, and where the heap is not trimmed it grew on every call.
 template <typename T>
 class PageArray {
  public:
@@ -40,24 +44,31 @@ class PageArray {
     std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
     if (bytes >= 2 * kHugePage) {
       bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-      data_ = static_cast<T*>(std::aligned_alloc(kHugePage, bytes));
-      if (data_ != nullptr) advise_huge_pages(data_, bytes);
+      block_ = std::malloc(bytes + kHugePage);
+      if (block_ == nullptr) throw std::bad_alloc();
+      const auto address = reinterpret_cast<std::uintptr_t>(block_);
+      data_ = reinterpret_cast<T*>((address + kHugePage - 1) / kHugePage * kHugePage);
+      advise_huge_pages(data_, bytes);
     } else {
-      data_ = static_cast<T*>(std::malloc(bytes));
+      block_ = std::malloc(bytes);
+      if (block_ == nullptr) throw std::bad_alloc();
+      data_ = static_cast<T*>(block_);
     }
-    if (data_ == nullptr) throw std::bad_alloc();
   }
   PageArray() = default;
-  PageArray(PageArray&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+  PageArray(PageArray&& other) noexcept
+      : block_(std::exchange(other.block_, nullptr)), data_(std::exchange(other.data_, nullptr)) {}
   PageArray& operator=(PageArray&& other) noexcept {
+    std::swap(block_, other.block_);
     std::swap(data_, other.data_);
     return *this;
   }
-  ~PageArray() { std::free(data_); }
+  ~PageArray() { std::free(block_); }
   T* get() const { return data_; }
   T& operator[](std::size_t i) const { return data_[i]; }
 
  private:
+  void* block_ = nullptr;
   T* data_ = nullptr;
 };
 
