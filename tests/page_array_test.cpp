@@ -28,7 +28,9 @@ TEST(PageArray, LargeArraysStartOnAHugePageAndHoldEveryElement) {
   for (std::size_t count : {large - 1, large, large + 1, 3 * large + 7}) {
     PageArray<std::uint32_t> array(count);
     ASSERT_NE(array.get(), nullptr);
-    if (count >= large) EXPECT_TRUE(on_huge_page(array.get())) << count << " elements";
+    if (count >= large) {
+      EXPECT_TRUE(on_huge_page(array.get())) << count << " elements";
+    }
     for (std::size_t i = 0; i < count; ++i) array[i] = static_cast<std::uint32_t>(i * 2654435761u);
     for (std::size_t i = 0; i < count; i += 4093) {
       ASSERT_EQ(array[i], static_cast<std::uint32_t>(i * 2654435761u)) << i << " of " << count;
