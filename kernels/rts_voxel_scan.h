@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/rts_scan.h"
+#include "kernels/rts_settled_scan.h"
 
 namespace volccl::detail::rts {
 
@@ -175,26 +176,23 @@ class VoxelScan {
 template <class T>
 LabelResult label_short_runs_at_6(const LabelMapVoxels<T>& voxels, Extent3 extent,
                                   const LabelOptions& options, std::uint32_t* labels) {
-  StepClock whole_call;
-  StepClock step;
-  LabelResult result = cpu_result(options);
-  VoxelScan<T> scan(voxels, extent, resolve_thread_count(options.cpu_threads, extent.voxel_count()),
-                    labels);
-  result.timings.allocation_ms = step.lap();
-  scan.index_runs();
-  finish_scan(scan, result, step, [&] { scan.write_labels(); });
-  result.timings.total_ms = whole_call.lap();
-  return result;
+  return label_in_place<VoxelScan<T>>(voxels, extent, options, labels,
+                                      [](VoxelScan<T>& scan) { scan.index_runs(); });
 }
 
 // A label map labeled by RTS at `connectivity` (6, 18 or 26; images at 6 for 4 and 26 for 8):
-// voxel by voxel where the voxel scan is faster and no statistics are asked for, else by runs.
+// where no statistics are asked for, voxel by voxel at 6 and settled voxels first at 26 where
+// those scans are faster (kernels/rts_settled_scan.h), else by runs.
 template <class T>
 LabelResult label_map(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity,
                       const LabelOptions& options, std::uint32_t* labels,
                       std::vector<ComponentMoments>* statistics) {
-  if (connectivity == 6 && statistics == nullptr && prefers_voxel_scan(voxels, RowGrid(extent))) {
+  const RowGrid grid(extent);
+  if (statistics == nullptr && connectivity == 6 && prefers_voxel_scan(voxels, grid)) {
     return label_short_runs_at_6(voxels, extent, options, labels);
+  }
+  if (statistics == nullptr && connectivity == 26 && prefers_settled_scan(voxels, grid)) {
+    return label_settled_at_26(voxels, extent, options, labels);
   }
   return label_runs(voxels, extent, connectivity, options, labels, statistics);
 }

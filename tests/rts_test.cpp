@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/rts_pair_scan.h"
+#include "kernels/rts_settled_scan.h"
 #include "kernels/rts_voxel_scan.h"
 #include "reference_labeler.h"
 #include "test_support.h"
@@ -425,6 +426,65 @@ TEST(RtsLabelMaps, ShortRunsVoxelByVoxelAtEveryThreadCount) {
       }
     }
   }
+}
+
+// Maps at 26 whose voxels mostly have the value of the voxel behind them go through the settled
+// scan (kernels/rts_settled_scan.h) when no statistics are asked for: every type (a vector of 16
+// bytes holds 2 to 16 of its values), rows shorter than a vector and of vectors and a tail,
+// backgrounds at the type's extremes, and every thread count, so that slab borders fall before,
+// inside and after each slice and row. Each slice is the one behind it with a few voxels changed,
+// and now and then shifted by a voxel along x: components join, split and end inside the slabs
+// and at their borders. Maps of granularity 1 take the run scan.
+template <class T>
+void check_settled_maps(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  const Extent3 extents[] = {{1, 1, 3},  {1, 6, 5},  {7, 1, 9},  {15, 4, 6},
+                             {17, 5, 5}, {33, 3, 8}, {70, 6, 4}, {130, 2, 3}};
+  const T backgrounds[] = {T(0), std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
+  std::size_t settled_maps = 0;
+  for (const Extent3& extent : extents) {
+    for (const T background : backgrounds) {
+      const std::vector<T> palette = palette_of<T>(background, 4, random);
+      std::vector<T> values = random_map(Extent3{extent.x, extent.y, 1}, 2, palette, 0.3, random);
+      values.resize(extent.voxel_count());
+      const std::uint64_t slice = std::uint64_t{extent.x} * extent.y;
+      for (std::uint64_t z = 1; z < extent.z; ++z) {
+        const bool shifted = random() % 4 == 0;
+        for (std::uint64_t i = 0; i < slice; ++i) {
+          const std::uint64_t from = shifted && i % extent.x > 0 ? i - 1 : i;
+          values[z * slice + i] = random() % 20 == 0 ? palette[random() % palette.size()]
+                                                     : values[(z - 1) * slice + from];
+        }
+      }
+      settled_maps += detail::rts::prefers_settled_scan(
+          detail::LabelMapVoxels<T>{values.data(), background}, detail::rts::RowGrid(extent));
+      for (unsigned threads : kThreadCounts) {
+        ASSERT_TRUE(label_map_matches(values, extent, 26, background, threads))
+            << extent.to_string() << ", background " << +background << ", " << threads
+            << " threads";
+      }
+    }
+  }
+  // Most of them take the settled scan (a map of few slices may not).
+  EXPECT_GE(2 * settled_maps, std::size(extents) * std::size(backgrounds));
+  const std::vector<T> palette = palette_of<T>(T(0), 5, random);
+  const Extent3 fine{64, 16, 16};
+  const std::vector<T> values = random_map(fine, 1, palette, 0.3, random);
+  EXPECT_FALSE(detail::rts::prefers_settled_scan(detail::LabelMapVoxels<T>{values.data(), T(0)},
+                                                 detail::rts::RowGrid(fine)));
+}
+
+TEST(RtsLabelMaps, SettledVoxelsFirstAt26AtEveryThreadCount) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  check_settled_maps<std::uint8_t>(seed);
+  check_settled_maps<std::int8_t>(seed + 1);
+  check_settled_maps<std::uint16_t>(seed + 2);
+  check_settled_maps<std::int16_t>(seed + 3);
+  check_settled_maps<std::uint32_t>(seed + 4);
+  check_settled_maps<std::int32_t>(seed + 5);
+  check_settled_maps<std::uint64_t>(seed + 6);
+  check_settled_maps<std::int64_t>(seed + 7);
 }
 
 // Each slice the one before it shifted by a voxel or none along x and y, a few voxels changed:
