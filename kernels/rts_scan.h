@@ -1310,17 +1310,16 @@ inline LabelResult cpu_result(const LabelOptions& options) {
   return result;
 }
 
-// The whole labeling of `voxels` by `Scan`, a scan that keeps provisional values in the output
-// until it writes the labels over them: the scan made (timed as the allocation), `start(scan)`
-// (as the initialization), then its other steps (finish_scan); the whole call timed.
-template <class Scan, class Voxels, class Start>
-LabelResult label_in_place(const Voxels& voxels, Extent3 extent, const LabelOptions& options,
-                           std::uint32_t* labels, const Start& start) {
+// The whole labeling by a scan that keeps provisional values in the output until it writes the
+// labels over them: the scan made by `make(threads)` (timed as the allocation), `start(scan)` (as
+// the initialization), then its other steps (finish_scan); the whole call timed.
+template <class Make, class Start>
+LabelResult label_in_place(Extent3 extent, const LabelOptions& options, const Make& make,
+                           const Start& start) {
   StepClock whole_call;
   StepClock step;
   LabelResult result = cpu_result(options);
-  Scan scan(voxels, extent, resolve_thread_count(options.cpu_threads, extent.voxel_count()),
-            labels);
+  auto scan = make(resolve_thread_count(options.cpu_threads, extent.voxel_count()));
   result.timings.allocation_ms = step.lap();
   start(scan);
   finish_scan(scan, result, step, [&] { scan.write_labels(); });

@@ -1,10 +1,10 @@
-// RTS for label maps at 26 whose voxels mostly have the value of the voxel behind them, as a
+// RTS for label maps whose voxels mostly have the value of the voxel behind them, as a
 // segmentation's objects run on through the slices. Such a voxel is settled (kernels/rts_scan.h,
-// Settling): every earlier neighbour of it neighbours the voxel behind, so it takes that voxel's
-// label and meets nothing, 16 bytes of values at a time by one vector compare. The run scan
-// instead packs, decodes and indexes every run before it finds it settled, and gives each run a
-// node of the union-find, where this scan gives one only to a voxel with no earlier neighbour of
-// its value.
+// Settling): at 26 every earlier neighbour of it neighbours the voxel behind, so it takes that
+// voxel's label and meets nothing, 16 bytes of values at a time by one vector compare; at 18 and 6
+// it meets at most two more. The run scan instead packs, decodes and indexes every run before it
+// finds it settled, and gives each run a node of the union-find, where this scan gives one only
+// to a voxel with no earlier neighbour of its value.
 //
 // Each thread scans one contiguous slab of rows into the output, which holds provisional labels
 // (the slab's own, from 1) until the labels replace them. A new provisional label is the smallest
@@ -23,11 +23,14 @@
 
 namespace volccl::detail::rts {
 
-// Whether the settled scan labels this map at 26 faster than the run scan, judged from about
-// kSampleRows rows spread over the slices after the first: when at least kSettledEighths eighths
-// of their foreground voxels have the value of the voxel behind them.
+// Whether the settled scan labels this map at `connectivity` faster than the run scan, judged from
+// about kSampleRows rows spread over the slices after the first: when at least kSettledEighths
+// eighths of their foreground voxels have the value of the voxel behind them, and at 18 most of
+// their runs begin beside a voxel of another value. At 18 a settled voxel at a run's end meets
+// the row above, and the run scan's packed bits take a mask's runs, which begin after the
+// background, faster.
 template <class T>
-bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid) {
+bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid, int connectivity) {
   constexpr std::uint32_t kSampleRows = 1024;
   constexpr std::uint64_t kSettledEighths = 5;
   if (grid.rows <= grid.ny) return false;
@@ -36,25 +39,33 @@ bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid) 
   const T background = voxels.background;
   std::uint64_t foreground = 0;
   std::uint64_t settled = 0;
+  std::uint64_t runs = 0;
+  std::uint64_t beside_another_value = 0;
   for (std::uint32_t row = grid.ny; row < grid.rows; row += stride) {
     const T* values = voxels.values + grid.first_voxel(row);
     for (std::uint32_t x = 0; x < grid.nx; ++x) {
       const bool here = values[x] != background;
+      const bool starts = here & (x == 0 || values[x] != values[x - 1]);
       foreground += here;
       settled += here & (values[x] == values[x - slice]);
+      runs += starts;
+      beside_another_value += starts & (x > 0 && values[x - 1] != background);
     }
   }
-  return foreground > 0 && 8 * settled >= kSettledEighths * foreground;
+  return foreground > 0 && 8 * settled >= kSettledEighths * foreground &&
+         (connectivity != 18 || 2 * beside_another_value > runs);
 }
 
-// Whether the 16 bytes at `a` equal those at `b`.
-inline bool bytes_equal16(const void* a, const void* b) {
+// Bit i set where a[i] == b[i], for the 16 bytes of values at each.
+template <class T>
+std::uint32_t equal_lanes_at(const T* a, const T* b) {
 #if defined(__SSE2__)
-  const __m128i left = _mm_loadu_si128(static_cast<const __m128i*>(a));
-  const __m128i right = _mm_loadu_si128(static_cast<const __m128i*>(b));
-  return _mm_movemask_epi8(_mm_cmpeq_epi8(left, right)) == 0xFFFF;
+  return lane_bits<T>(equal_lanes<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)),
+                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(b))));
 #else
-  return std::memcmp(a, b, 16) == 0;
+  std::uint32_t equal = 0;
+  for (std::uint32_t i = 0; i < 16 / sizeof(T); ++i) equal |= std::uint32_t{a[i] == b[i]} << i;
+  return equal;
 #endif
 }
 
@@ -99,10 +110,12 @@ class SettledScan {
   static constexpr std::uint32_t kLabelLanes = 4;  // labels in 16 bytes
 
  public:
-  SettledScan(const LabelMapVoxels<T>& voxels, Extent3 extent, unsigned threads,
+  // `connectivity`: 6, 18 or 26.
+  SettledScan(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity, unsigned threads,
               std::uint32_t* labels)
       : voxels_(voxels),
         grid_(extent),
+        connectivity_(connectivity),
         slabs_(grid_.rows, threads),
         slab_labels_(slabs_.count()),
         first_label_(slabs_.count() + 1),
@@ -112,7 +125,13 @@ class SettledScan {
   // end to end in one union-find and unites across the slab borders.
   void unite() {
     slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
-      scan_slab(slab_labels_[slab], first, last);
+      if (connectivity_ == 26) {
+        scan_slab<26>(slab_labels_[slab], first, last);
+      } else if (connectivity_ == 18) {
+        scan_slab<18>(slab_labels_[slab], first, last);
+      } else {
+        scan_slab<6>(slab_labels_[slab], first, last);
+      }
     });
     first_label_[0] = 0;
     for (std::uint32_t slab = 0; slab < slabs_.count(); ++slab) {
@@ -128,20 +147,23 @@ class SettledScan {
       }
       own = SlabLabels();
     });
-    // Rows more than a slice and a row past a border have no neighbour before it.
-    slabs_.for_each_past_border(grid_.ny + 1, [&](std::uint32_t first, std::uint32_t row) {
+    // Rows more than a slice (at 18 and 26 a slice and a row) past a border have no neighbour
+    // before it.
+    const std::uint32_t past = grid_.ny + (connectivity_ == 6 ? 0 : 1);
+    slabs_.for_each_past_border(past, [&](std::uint32_t first, std::uint32_t row) {
       NeighbourRow neighbours[4];
-      const int count = earlier_neighbour_rows(grid_, 26, row, 0, neighbours);
+      const int count = earlier_neighbour_rows(grid_, connectivity_, row, 0, neighbours);
       const std::uint64_t begin = grid_.first_voxel(row);
       const std::uint32_t base = first_label_[slab_of(row)] - 1;
       for (int n = 0; n < count; ++n) {
         if (neighbours[n].row >= first) continue;
         const std::uint64_t other = grid_.first_voxel(neighbours[n].row);
         const std::uint32_t other_base = first_label_[slab_of(neighbours[n].row)] - 1;
+        const std::uint32_t reach = neighbours[n].reach;
         for (std::uint32_t x = 0; x < grid_.nx; ++x) {
           if (labels_[begin + x] == 0) continue;
-          const std::uint32_t last_column = std::min(grid_.nx - 1, x + 1);
-          for (std::uint32_t o = x > 0 ? x - 1 : 0; o <= last_column; ++o) {
+          const std::uint32_t last_column = std::min(grid_.nx - 1, x + reach);
+          for (std::uint32_t o = x >= reach ? x - reach : 0; o <= last_column; ++o) {
             if (voxels_.values[other + o] == voxels_.values[begin + x]) {
               unions.unite_roots(base + labels_[begin + x], other_base + labels_[other + o]);
             }
@@ -171,7 +193,7 @@ class SettledScan {
       for (; v + kLabelLanes <= end; v += kLabelLanes) {
         std::uint32_t* lanes = labels_ + v;
         const std::uint32_t same[kLabelLanes] = {lanes[0], lanes[0], lanes[0], lanes[0]};
-        if (bytes_equal16(lanes, same)) {
+        if (equal_lanes_at(lanes, same) == (1u << kLabelLanes) - 1) {
           std::fill_n(lanes, kLabelLanes, table[lanes[0]]);
         } else {
           for (std::uint32_t k = 0; k < kLabelLanes; ++k) lanes[k] = table[lanes[k]];
@@ -188,36 +210,102 @@ class SettledScan {
     return slab;
   }
 
-  // A settled voxel takes the label of the voxel behind it. Any other meets the voxels of its
-  // value among its earlier neighbours in the slab: all of them where the voxel before it has
-  // another value, else only those in column x + 1 (the voxel before met the others, or was
-  // settled); it takes the smallest root among them, or a new label.
+  // A settled voxel takes the label of the voxel behind it, and meets only the earlier neighbours
+  // that do not neighbour the voxel behind (Settling, kernels/rts_scan.h): none at 26; at 18 those
+  // across edges in the row above, x - 1 at its run's first voxel and x + 1 at its last (an inner
+  // voxel's contact there is its neighbour's across the face); at 6 x - 1 and the voxel above,
+  // where of its value and not settled themselves (else their contact is that of the voxels behind
+  // both, which are of its value too). Any other voxel meets the voxels of its value among its
+  // earlier neighbours in the slab: all of them at its run's first voxel, after it only those in
+  // the column each row adds (x + 1 across an edge or a corner, x across a face), and at 18 the
+  // voxel above, whose contact a settled voxel before left to it; the voxel before, of the run,
+  // met the others or was settled. It takes the smallest root among them, or a new label. kLanes
+  // voxels that are settled and meet nothing more are settled at once: at 18 those inside a run, at
+  // 6 those whose voxels above are settled and whose voxel before is settled or of another value.
+  template <int Connectivity>
   void scan_slab(SlabLabels& own, std::uint32_t first, std::uint32_t last) {
     constexpr std::uint32_t kLanes = 16 / sizeof(T);
+    constexpr std::uint32_t kAllLanes = (1u << kLanes) - 1;
     own.clear();
     const T background = voxels_.background;
+    T background_lanes[kLanes];
+    std::fill_n(background_lanes, kLanes, background);
+    const std::uint32_t nx = grid_.nx;
     const std::uint64_t slice = grid_.first_voxel(grid_.ny);
     for (std::uint32_t row = first; row < last; ++row) {
       const std::uint64_t begin = grid_.first_voxel(row);
       const T* values = voxels_.values + begin;
       std::uint32_t* out = labels_ + begin;
-      // The earlier neighbour rows within the slab, as steps back from this row.
+      // The earlier neighbour rows within the slab: their values and provisional labels.
       NeighbourRow neighbours[4];
-      const int count = earlier_neighbour_rows(grid_, 26, row, first, neighbours);
-      std::uint64_t steps[4];
-      bool behind = false;
+      const int count = earlier_neighbour_rows(grid_, Connectivity, row, first, neighbours);
+      const T* earlier_values[4];
+      const std::uint32_t* earlier_out[4];
       for (int n = 0; n < count; ++n) {
-        steps[n] = begin - grid_.first_voxel(neighbours[n].row);
-        behind = behind || steps[n] == slice;
+        const std::uint64_t step = begin - grid_.first_voxel(neighbours[n].row);
+        earlier_values[n] = values - step;
+        earlier_out[n] = out - step;
       }
+      const bool behind = row >= first + grid_.ny;
+      const bool above = row % grid_.ny > 0 && row > first;
+      // The rows behind, above and above behind, where the slab holds them.
+      const T* values_behind = behind ? values - slice : values;
+      const T* values_above = above ? values - nx : values;
+      const T* values_above_behind = above && behind ? values_above - slice : values;
+      const std::uint32_t* out_behind = behind ? out - slice : out;
+      const std::uint32_t* out_above = above ? out - nx : out;
+      // Through a copy of fixed size, so that no call to memmove is made.
+      const auto copy_from_behind = [&](std::uint32_t x) {
+        std::uint32_t copied[kLanes];
+        std::memcpy(copied, out_behind + x, sizeof(copied));
+        std::memcpy(out + x, copied, sizeof(copied));
+      };
+      // Where the kLanes voxels from x are all settled (then their labels are copied): whether
+      // that settles them, or, at 18 and 6, once their few other contacts are made.
+      const auto group_settles = [&](std::uint32_t x) {
+        if (equal_lanes_at(values + x, values_behind + x) != kAllLanes) return false;
+        if constexpr (Connectivity == 18) {
+          // The group's voxels that begin or end a run meet the row above across edges.
+          if (above && (x == 0 || x + kLanes == nx)) return false;
+          copy_from_behind(x);
+          if (!above) return true;
+          const std::uint32_t foreground = ~equal_lanes_at(values + x, background_lanes);
+          const std::uint32_t starts = ~equal_lanes_at(values + x, values + x - 1) & foreground;
+          const std::uint32_t ends = ~equal_lanes_at(values + x + 1, values + x) & foreground;
+          for (std::uint32_t bits = starts & kAllLanes; bits != 0; bits &= bits - 1) {
+            const std::uint32_t at = x + lowest_bit(bits);
+            if (values_above[at - 1] == values[at]) own.unite(own.find(out[at]), out_above[at - 1]);
+          }
+          for (std::uint32_t bits = ends & kAllLanes; bits != 0; bits &= bits - 1) {
+            const std::uint32_t at = x + lowest_bit(bits);
+            if (values_above[at + 1] == values[at]) own.unite(own.find(out[at]), out_above[at + 1]);
+          }
+          return true;
+        } else if constexpr (Connectivity == 6) {
+          // The voxel before and those above, of the value and not settled themselves.
+          copy_from_behind(x);
+          if (x > 0 && values[x] != background && values[x - 1] == values[x] &&
+              values_behind[x - 1] != values[x - 1]) {
+            own.unite(own.find(out[x]), out[x - 1]);
+          }
+          if (!above) return true;
+          const std::uint32_t meets = equal_lanes_at(values_above + x, values + x) &
+                                      ~equal_lanes_at(values_above + x, values_above_behind + x) &
+                                      ~equal_lanes_at(values + x, background_lanes);
+          for (std::uint32_t bits = meets & kAllLanes; bits != 0; bits &= bits - 1) {
+            const std::uint32_t at = x + lowest_bit(bits);
+            own.unite(own.find(out[at]), out_above[at]);
+          }
+          return true;
+        } else {
+          copy_from_behind(x);
+          return true;
+        }
+      };
       // The root the voxel before took, where it met its neighbours (else 0): still a root.
       std::uint32_t previous_root = 0;
-      for (std::uint32_t x = 0; x < grid_.nx;) {
-        if (behind && x + kLanes <= grid_.nx && bytes_equal16(values + x, values + x - slice)) {
-          // Through a copy of fixed size, so that no call to memmove is made.
-          std::uint32_t copied[kLanes];
-          std::memcpy(copied, out + x - slice, sizeof(copied));
-          std::memcpy(out + x, copied, sizeof(copied));
+      for (std::uint32_t x = 0; x < nx;) {
+        if (behind && x + kLanes <= nx && group_settles(x)) {
           x += kLanes;
           previous_root = 0;
           continue;
@@ -227,29 +315,47 @@ class SettledScan {
           out[x++] = 0;
           continue;
         }
-        if (behind && values[x - slice] == value) {
-          out[x] = out[x - slice];
-          ++x;
-          previous_root = 0;
-          continue;
-        }
         std::uint32_t root = 0;
         const auto meet = [&](std::uint32_t label) {
           root = root == 0 ? own.find(label) : own.unite(root, label);
         };
-        if (x > 0 && values[x - 1] == value) {
-          root = previous_root != 0 ? previous_root : own.find(out[x - 1]);
-          if (x + 1 < grid_.nx) {
-            for (int n = 0; n < count; ++n) {
-              if (values[x + 1 - steps[n]] == value) meet(out[x + 1 - steps[n]]);
+        const bool goes_on = x > 0 && values[x - 1] == value;
+        if (behind && values_behind[x] == value) {
+          root = out_behind[x];
+          if constexpr (Connectivity == 18) {
+            if (above && !goes_on && x > 0 && values_above[x - 1] == value) {
+              root = own.unite(own.find(root), out_above[x - 1]);
+            }
+            if (above && x + 1 < nx && values[x + 1] != value && values_above[x + 1] == value) {
+              root = own.unite(own.find(root), out_above[x + 1]);
+            }
+          } else if constexpr (Connectivity == 6) {
+            if (goes_on && values_behind[x - 1] != value) {
+              root = own.unite(own.find(root), out[x - 1]);
+            }
+            if (above && values_above[x] == value && values_above_behind[x] != value) {
+              root = own.unite(own.find(root), out_above[x]);
             }
           }
-        } else {
-          const std::uint32_t from = x > 0 ? x - 1 : 0;
-          const std::uint32_t to = std::min(x + 1, grid_.nx - 1);
+          out[x++] = root;
+          previous_root = 0;
+          continue;
+        }
+        if (goes_on) {
+          root = previous_root != 0 ? previous_root : own.find(out[x - 1]);
           for (int n = 0; n < count; ++n) {
-            for (std::uint32_t o = from; o <= to; ++o) {
-              if (values[o - steps[n]] == value) meet(out[o - steps[n]]);
+            const std::uint32_t column = x + neighbours[n].reach;
+            if (column < nx && earlier_values[n][column] == value) meet(earlier_out[n][column]);
+          }
+          // At 18 a settled voxel before left its contact across an edge above to this voxel's
+          // across the face.
+          if (Connectivity == 18 && above && values_above[x] == value) meet(out_above[x]);
+        } else {
+          for (int n = 0; n < count; ++n) {
+            const std::uint32_t reach = neighbours[n].reach;
+            const std::uint32_t to = std::min(x + reach, nx - 1);
+            for (std::uint32_t column = x >= reach ? x - reach : 0; column <= to; ++column) {
+              if (earlier_values[n][column] == value) meet(earlier_out[n][column]);
             }
           }
         }
@@ -261,6 +367,7 @@ class SettledScan {
 
   const LabelMapVoxels<T> voxels_;
   const RowGrid grid_;
+  const int connectivity_;
   const SlabSplit slabs_;
   std::vector<SlabLabels> slab_labels_;
   std::vector<std::uint32_t> first_label_;  // slabs + 1 entries: each slab's first in the forest
@@ -268,11 +375,17 @@ class SettledScan {
   std::uint32_t* labels_;
 };
 
-// The whole labeling of a label map at 26 by the settled scan, its steps timed.
+// The whole labeling of a label map at `connectivity` (6, 18 or 26) by the settled scan, its
+// steps timed.
 template <class T>
-LabelResult label_settled_at_26(const LabelMapVoxels<T>& voxels, Extent3 extent,
-                                const LabelOptions& options, std::uint32_t* labels) {
-  return label_in_place<SettledScan<T>>(voxels, extent, options, labels, [](SettledScan<T>&) {});
+LabelResult label_settled(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity,
+                          const LabelOptions& options, std::uint32_t* labels) {
+  return label_in_place(
+      extent, options,
+      [&](unsigned threads) {
+        return SettledScan<T>(voxels, extent, connectivity, threads, labels);
+      },
+      [](SettledScan<T>&) {});
 }
 
 }  // namespace volccl::detail::rts

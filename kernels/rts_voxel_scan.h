@@ -176,13 +176,15 @@ class VoxelScan {
 template <class T>
 LabelResult label_short_runs_at_6(const LabelMapVoxels<T>& voxels, Extent3 extent,
                                   const LabelOptions& options, std::uint32_t* labels) {
-  return label_in_place<VoxelScan<T>>(voxels, extent, options, labels,
-                                      [](VoxelScan<T>& scan) { scan.index_runs(); });
+  return label_in_place(
+      extent, options,
+      [&](unsigned threads) { return VoxelScan<T>(voxels, extent, threads, labels); },
+      [](VoxelScan<T>& scan) { scan.index_runs(); });
 }
 
 // A label map labeled by RTS at `connectivity` (6, 18 or 26; images at 6 for 4 and 26 for 8):
-// where no statistics are asked for, voxel by voxel at 6 and settled voxels first at 26 where
-// those scans are faster (kernels/rts_settled_scan.h), else by runs.
+// where no statistics are asked for, voxel by voxel at 6, or settled voxels first
+// (kernels/rts_settled_scan.h), where those scans are faster; else by runs.
 template <class T>
 LabelResult label_map(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity,
                       const LabelOptions& options, std::uint32_t* labels,
@@ -191,8 +193,8 @@ LabelResult label_map(const LabelMapVoxels<T>& voxels, Extent3 extent, int conne
   if (statistics == nullptr && connectivity == 6 && prefers_voxel_scan(voxels, grid)) {
     return label_short_runs_at_6(voxels, extent, options, labels);
   }
-  if (statistics == nullptr && connectivity == 26 && prefers_settled_scan(voxels, grid)) {
-    return label_settled_at_26(voxels, extent, options, labels);
+  if (statistics == nullptr && prefers_settled_scan(voxels, grid, connectivity)) {
+    return label_settled(voxels, extent, connectivity, options, labels);
   }
   return label_runs(voxels, extent, connectivity, options, labels, statistics);
 }

@@ -428,13 +428,13 @@ TEST(RtsLabelMaps, ShortRunsVoxelByVoxelAtEveryThreadCount) {
   }
 }
 
-// Maps at 26 whose voxels mostly have the value of the voxel behind them go through the settled
-// scan (kernels/rts_settled_scan.h) when no statistics are asked for: every type (a vector of 16
-// bytes holds 2 to 16 of its values), rows shorter than a vector and of vectors and a tail,
-// backgrounds at the type's extremes, and every thread count, so that slab borders fall before,
-// inside and after each slice and row. Each slice is the one behind it with a few voxels changed,
-// and now and then shifted by a voxel along x: components join, split and end inside the slabs
-// and at their borders. Maps of granularity 1 take the run scan.
+// Maps whose voxels mostly have the value of the voxel behind them go through the settled scan
+// (kernels/rts_settled_scan.h) at 26, 18 and 6 when no statistics are asked for: every type (a
+// vector of 16 bytes holds 2 to 16 of its values), rows shorter than a vector and of vectors and a
+// tail, backgrounds at the type's extremes, and every thread count, so that slab borders fall
+// before, inside and after each slice and row. Each slice is the one behind it with a few voxels
+// changed, and now and then shifted by a voxel along x: components join, split and end inside the
+// slabs and at their borders. Maps of granularity 1 take the run scan.
 template <class T>
 void check_settled_maps(std::uint32_t seed) {
   std::mt19937 random(seed);
@@ -445,7 +445,7 @@ void check_settled_maps(std::uint32_t seed) {
   for (const Extent3& extent : extents) {
     for (const T background : backgrounds) {
       const std::vector<T> palette = palette_of<T>(background, 4, random);
-      std::vector<T> values = random_map(Extent3{extent.x, extent.y, 1}, 2, palette, 0.3, random);
+      std::vector<T> values = random_map(Extent3{extent.x, extent.y, 1}, 2, palette, 0.1, random);
       values.resize(extent.voxel_count());
       const std::uint64_t slice = std::uint64_t{extent.x} * extent.y;
       for (std::uint64_t z = 1; z < extent.z; ++z) {
@@ -456,25 +456,30 @@ void check_settled_maps(std::uint32_t seed) {
                                                      : values[(z - 1) * slice + from];
         }
       }
-      settled_maps += detail::rts::prefers_settled_scan(
-          detail::LabelMapVoxels<T>{values.data(), background}, detail::rts::RowGrid(extent));
-      for (unsigned threads : kThreadCounts) {
-        ASSERT_TRUE(label_map_matches(values, extent, 26, background, threads))
-            << extent.to_string() << ", background " << +background << ", " << threads
-            << " threads";
+      for (int connectivity : {26, 18, 6}) {
+        settled_maps +=
+            detail::rts::prefers_settled_scan(detail::LabelMapVoxels<T>{values.data(), background},
+                                              detail::rts::RowGrid(extent), connectivity);
+        for (unsigned threads : kThreadCounts) {
+          ASSERT_TRUE(label_map_matches(values, extent, connectivity, background, threads))
+              << extent.to_string() << ", background " << +background << ", " << connectivity
+              << "-connectivity, " << threads << " threads";
+        }
       }
     }
   }
   // Most of them take the settled scan (a map of few slices may not).
-  EXPECT_GE(2 * settled_maps, std::size(extents) * std::size(backgrounds));
+  EXPECT_GE(2 * settled_maps, 3 * std::size(extents) * std::size(backgrounds));
   const std::vector<T> palette = palette_of<T>(T(0), 5, random);
   const Extent3 fine{64, 16, 16};
   const std::vector<T> values = random_map(fine, 1, palette, 0.3, random);
-  EXPECT_FALSE(detail::rts::prefers_settled_scan(detail::LabelMapVoxels<T>{values.data(), T(0)},
-                                                 detail::rts::RowGrid(fine)));
+  for (int connectivity : {26, 18, 6}) {
+    EXPECT_FALSE(detail::rts::prefers_settled_scan(detail::LabelMapVoxels<T>{values.data(), T(0)},
+                                                   detail::rts::RowGrid(fine), connectivity));
+  }
 }
 
-TEST(RtsLabelMaps, SettledVoxelsFirstAt26AtEveryThreadCount) {
+TEST(RtsLabelMaps, SettledVoxelsFirstAtEveryConnectivityAndThreadCount) {
   const std::uint32_t seed = test_seed();
   SCOPED_TRACE(describe_seed(seed));
   check_settled_maps<std::uint8_t>(seed);
