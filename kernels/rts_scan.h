@@ -726,9 +726,22 @@ class MomentSums {
   // i's runs begin at first_run[i]); then the sums of components rooted in other slabs.
   template <class SlabBody>
   void for_each_slab(const SlabSplit& slabs, const std::uint32_t* first_run, const SlabBody& body) {
+    for_each_slab_owning(
+        slabs, [&](std::uint32_t, std::uint32_t first) { return first_run[first]; },
+        [&](std::uint32_t, std::uint32_t first, std::uint32_t last, Writer& moments) {
+          body(first, last, moments);
+        });
+  }
+
+  // body(slab, first item, last item, the slab's writer) for each slab in parallel, the runs
+  // from own_runs_begin(slab, first item) on the slab's own; then the sums of components rooted
+  // in other slabs.
+  template <class OwnRunsBegin, class SlabBody>
+  void for_each_slab_owning(const SlabSplit& slabs, const OwnRunsBegin& own_runs_begin,
+                            const SlabBody& body) {
     slabs.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
-      Writer moments(*this, slab, first_run[first]);
-      body(first, last, moments);
+      Writer moments(*this, slab, own_runs_begin(slab, first));
+      body(slab, first, last, moments);
     });
     if (!gathers()) return;
     for (const auto& slab : borrowed_) {

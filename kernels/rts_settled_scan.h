@@ -110,16 +110,18 @@ class SettledScan {
   static constexpr std::uint32_t kLabelLanes = 4;  // labels in 16 bytes
 
  public:
-  // `connectivity`: 6, 18 or 26.
+  // `connectivity`: 6, 18 or 26. With `statistics`, the components' moments gathered as the
+  // labels are written.
   SettledScan(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity, unsigned threads,
-              std::uint32_t* labels)
+              std::uint32_t* labels, std::vector<ComponentMoments>* statistics)
       : voxels_(voxels),
         grid_(extent),
         connectivity_(connectivity),
         slabs_(grid_.rows, threads),
         slab_labels_(slabs_.count()),
         first_label_(slabs_.count() + 1),
-        labels_(labels) {}
+        labels_(labels),
+        statistics_(statistics) {}
 
   // Scans every slab in parallel, provisional labels in the output; then lays the slabs' labels
   // end to end in one union-find and unites across the slab borders.
@@ -174,36 +176,89 @@ class SettledScan {
   }
 
   std::uint32_t rank_roots() {
-    return forest_.rank_roots(SlabSplit(slabs_.count(), slabs_.count()), first_label_.data());
+    component_count_ =
+        forest_.rank_roots(SlabSplit(slabs_.count(), slabs_.count()), first_label_.data());
+    return component_count_;
   }
 
   // Replaces each voxel's provisional label by its label, looked up in a table of the slab's
   // labels (the background's 0 its own): once for 16 bytes of one provisional label, else once a
   // voxel without a branch, where the patchwork of a component's provisional labels, each carried
-  // on through the slices by the settled voxels, would mispredict one.
+  // on through the slices by the settled voxels, would mispredict one. With statistics, each
+  // row's stretches of one provisional label are summed as they are written, consecutive
+  // stretches of one label together (RowPart).
   void write_labels() {
-    slabs_.for_each_index([&](std::uint32_t slab, std::uint32_t first, std::uint32_t last) {
-      std::vector<std::uint32_t> final_label(first_label_[slab + 1] - first_label_[slab] + 1, 0);
-      for (std::uint32_t label = 1; label < final_label.size(); ++label) {
-        final_label[label] = forest_.label_of(first_label_[slab] + label - 1);
-      }
-      const std::uint32_t* table = final_label.data();
-      const std::uint64_t end = grid_.first_voxel(last);
-      std::uint64_t v = grid_.first_voxel(first);
-      for (; v + kLabelLanes <= end; v += kLabelLanes) {
-        std::uint32_t* lanes = labels_ + v;
-        const std::uint32_t same[kLabelLanes] = {lanes[0], lanes[0], lanes[0], lanes[0]};
-        if (equal_lanes_at(lanes, same) == (1u << kLabelLanes) - 1) {
-          std::fill_n(lanes, kLabelLanes, table[lanes[0]]);
-        } else {
-          for (std::uint32_t k = 0; k < kLabelLanes; ++k) lanes[k] = table[lanes[k]];
-        }
-      }
-      for (; v < end; ++v) labels_[v] = table[labels_[v]];
-    });
+    MomentSums sums(statistics_, component_count_, slabs_.count());
+    sums.for_each_slab_owning(
+        slabs_, [&](std::uint32_t slab, std::uint32_t) { return first_label_[slab]; },
+        [&](std::uint32_t slab, std::uint32_t first, std::uint32_t last,
+            MomentSums::Writer& moments) {
+          std::vector<std::uint32_t> final_label(first_label_[slab + 1] - first_label_[slab] + 1,
+                                                 0);
+          for (std::uint32_t label = 1; label < final_label.size(); ++label) {
+            final_label[label] = forest_.label_of(first_label_[slab] + label - 1);
+          }
+          if (sums.gathers()) {
+            write_rows_summed(final_label.data(), first_label_[slab] - 1, first, last, moments);
+          } else {
+            write_rows(final_label.data(), first, last);
+          }
+        });
   }
 
  private:
+  void write_rows(const std::uint32_t* table, std::uint32_t first, std::uint32_t last) {
+    const std::uint64_t end = grid_.first_voxel(last);
+    std::uint64_t v = grid_.first_voxel(first);
+    for (; v + kLabelLanes <= end; v += kLabelLanes) {
+      std::uint32_t* lanes = labels_ + v;
+      const std::uint32_t same[kLabelLanes] = {lanes[0], lanes[0], lanes[0], lanes[0]};
+      if (equal_lanes_at(lanes, same) == (1u << kLabelLanes) - 1) {
+        std::fill_n(lanes, kLabelLanes, table[lanes[0]]);
+      } else {
+        for (std::uint32_t k = 0; k < kLabelLanes; ++k) lanes[k] = table[lanes[k]];
+      }
+    }
+    for (; v < end; ++v) labels_[v] = table[labels_[v]];
+  }
+
+  // write_rows, each row's stretches summed: `base` + a provisional label is its index in the
+  // forest, whose parent (pointed at its root) tells the slab that owns the component.
+  void write_rows_summed(const std::uint32_t* table, std::uint32_t base, std::uint32_t first,
+                         std::uint32_t last, MomentSums::Writer& moments) {
+    for (std::uint32_t row = first; row < last; ++row) {
+      const std::uint32_t y = row % grid_.ny;
+      const std::uint32_t z = row / grid_.ny;
+      std::uint32_t* out = labels_ + grid_.first_voxel(row);
+      RowPart part;
+      std::uint32_t part_label = 0;
+      std::uint32_t part_root = 0;
+      for (std::uint32_t x = 0; x < grid_.nx;) {
+        const std::uint32_t provisional = out[x];
+        const std::uint32_t same[kLabelLanes] = {provisional, provisional, provisional,
+                                                 provisional};
+        std::uint32_t end = x + 1;
+        while (end + kLabelLanes <= grid_.nx &&
+               equal_lanes_at(out + end, same) == (1u << kLabelLanes) - 1) {
+          end += kLabelLanes;
+        }
+        while (end < grid_.nx && out[end] == provisional) ++end;
+        const std::uint32_t label = table[provisional];
+        std::fill(out + x, out + end, label);
+        if (label != 0) {
+          if (label != part_label) {
+            moments.add(part_root, part_label, part, y, z);
+            part_label = label;
+            part_root = forest_.parent(base + provisional);
+          }
+          part.add_run(x, end - x);
+        }
+        x = end;
+      }
+      moments.add(part_root, part_label, part, y, z);
+    }
+  }
+
   std::uint32_t slab_of(std::uint32_t row) const {
     std::uint32_t slab = slabs_.count() - 1;
     while (slabs_.begin(slab) > row) --slab;
@@ -373,17 +428,20 @@ class SettledScan {
   std::vector<std::uint32_t> first_label_;  // slabs + 1 entries: each slab's first in the forest
   RunForest forest_;
   std::uint32_t* labels_;
+  std::vector<ComponentMoments>* statistics_;
+  std::uint32_t component_count_ = 0;
 };
 
 // The whole labeling of a label map at `connectivity` (6, 18 or 26) by the settled scan, its
-// steps timed.
+// steps timed; with `statistics`, the components' moments gathered as the labels are written.
 template <class T>
 LabelResult label_settled(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity,
-                          const LabelOptions& options, std::uint32_t* labels) {
+                          const LabelOptions& options, std::uint32_t* labels,
+                          std::vector<ComponentMoments>* statistics) {
   return label_in_place(
       extent, options,
       [&](unsigned threads) {
-        return SettledScan<T>(voxels, extent, connectivity, threads, labels);
+        return SettledScan<T>(voxels, extent, connectivity, threads, labels, statistics);
       },
       [](SettledScan<T>&) {});
 }

@@ -183,8 +183,8 @@ LabelResult label_short_runs_at_6(const LabelMapVoxels<T>& voxels, Extent3 exten
 }
 
 // A label map labeled by RTS at `connectivity` (6, 18 or 26; images at 6 for 4 and 26 for 8):
-// where no statistics are asked for, voxel by voxel at 6, or settled voxels first
-// (kernels/rts_settled_scan.h), where those scans are faster; else by runs.
+// settled voxels first (kernels/rts_settled_scan.h), or without statistics voxel by voxel at 6,
+// where those scans are faster; else by runs.
 template <class T>
 LabelResult label_map(const LabelMapVoxels<T>& voxels, Extent3 extent, int connectivity,
                       const LabelOptions& options, std::uint32_t* labels,
@@ -193,8 +193,8 @@ LabelResult label_map(const LabelMapVoxels<T>& voxels, Extent3 extent, int conne
   if (statistics == nullptr && connectivity == 6 && prefers_voxel_scan(voxels, grid)) {
     return label_short_runs_at_6(voxels, extent, options, labels);
   }
-  if (statistics == nullptr && prefers_settled_scan(voxels, grid, connectivity)) {
-    return label_settled(voxels, extent, connectivity, options, labels);
+  if (prefers_settled_scan(voxels, grid, connectivity)) {
+    return label_settled(voxels, extent, connectivity, options, labels, statistics);
   }
   return label_runs(voxels, extent, connectivity, options, labels, statistics);
 }

@@ -1,8 +1,8 @@
 // CPU labeler RTS for volumes: the run-based two-pass scan of kernels/rts_scan.h over z-slabs of
 // rows, for binary masks and label maps; masks at 26 go through
-// kernels/rts_pair_scan.h, which scans pairs of rows where they hold far fewer runs, and, without
-// statistics, label maps of short runs at 6 through kernels/rts_voxel_scan.h and label maps
-// mostly of the value of the voxel behind at 26 through kernels/rts_settled_scan.h.
+// kernels/rts_pair_scan.h, which scans pairs of rows where they hold far fewer runs, label maps
+// of short runs at 6 without statistics through kernels/rts_voxel_scan.h, and label maps mostly
+// of the value of the voxel behind through kernels/rts_settled_scan.h.
 #include "kernels/rts_pair_scan.h"
 #include "kernels/rts_scan.h"
 #include "kernels/rts_voxel_scan.h"
