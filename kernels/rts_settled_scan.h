@@ -79,14 +79,9 @@ class SlabLabels {
     parent_.push_back(count());
     return count();
   }
-  // Root of `label`, halving the path.
+  // Root of `label`, halving the path (RunForest's find, over the slab's 0-based entries).
   std::uint32_t find(std::uint32_t label) {
-    std::uint32_t at = label - 1;
-    while (parent_[at] != at) {
-      parent_[at] = parent_[parent_[at]];
-      at = parent_[at];
-    }
-    return at + 1;
+    return RunForest::Unions(parent_.data()).find(label - 1) + 1;
   }
   // Unites the set of `root` with that of `label`; returns the root of both, the smaller.
   std::uint32_t unite(std::uint32_t root, std::uint32_t label) {
