@@ -23,39 +23,6 @@
 
 namespace volccl::detail::rts {
 
-// Whether the settled scan labels this map at `connectivity` faster than the run scan, judged from
-// about kSampleRows rows spread over the slices after the first: when at least kSettledEighths
-// eighths of their foreground voxels have the value of the voxel behind them, and at 18 most of
-// their runs begin beside a voxel of another value. At 18 a settled voxel at a run's end meets
-// the row above, and the run scan's packed bits take a mask's runs, which begin after the
-// background, faster.
-template <class T>
-bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid, int connectivity) {
-  constexpr std::uint32_t kSampleRows = 1024;
-  constexpr std::uint64_t kSettledEighths = 5;
-  if (grid.rows <= grid.ny) return false;
-  const std::uint32_t stride = std::max<std::uint32_t>(1, (grid.rows - grid.ny) / kSampleRows);
-  const std::uint64_t slice = grid.first_voxel(grid.ny);
-  const T background = voxels.background;
-  std::uint64_t foreground = 0;
-  std::uint64_t settled = 0;
-  std::uint64_t runs = 0;
-  std::uint64_t beside_another_value = 0;
-  for (std::uint32_t row = grid.ny; row < grid.rows; row += stride) {
-    const T* values = voxels.values + grid.first_voxel(row);
-    for (std::uint32_t x = 0; x < grid.nx; ++x) {
-      const bool here = values[x] != background;
-      const bool starts = here & (x == 0 || values[x] != values[x - 1]);
-      foreground += here;
-      settled += here & (values[x] == values[x - slice]);
-      runs += starts;
-      beside_another_value += starts & (x > 0 && values[x - 1] != background);
-    }
-  }
-  return foreground > 0 && 8 * settled >= kSettledEighths * foreground &&
-         (connectivity != 18 || 2 * beside_another_value > runs);
-}
-
 // Bit i set where a[i] == b[i], for the 16 bytes of values at each.
 template <class T>
 std::uint32_t equal_lanes_at(const T* a, const T* b) {
@@ -67,6 +34,59 @@ std::uint32_t equal_lanes_at(const T* a, const T* b) {
   for (std::uint32_t i = 0; i < 16 / sizeof(T); ++i) equal |= std::uint32_t{a[i] == b[i]} << i;
   return equal;
 #endif
+}
+
+// Whether the settled scan labels this map at `connectivity` faster than the run scan, judged from
+// about kSampleRows rows spread over the slices after the first: when at least kSettledEighths
+// eighths of their foreground voxels have the value of the voxel behind them, or half of their
+// vectors of voxels holding foreground would be settled at once, behind or above (as in maps of
+// thick slices, whose objects run on within a slice); and at 18 when most of their runs begin
+// beside a voxel of another value. At 18 a settled voxel at a run's end meets the row above, and
+// the run scan's packed bits take a mask's runs, which begin after the background, faster. A map
+// of voxels settled one by one, above or behind, but seldom a vector of them, as a random mask,
+// goes faster by its runs.
+template <class T>
+bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid, int connectivity) {
+  constexpr std::uint32_t kSampleRows = 1024;
+  constexpr std::uint64_t kSettledEighths = 5;
+  constexpr std::uint32_t kLanes = 16 / sizeof(T);
+  constexpr std::uint32_t kAllLanes = (1u << kLanes) - 1;
+  if (grid.rows <= grid.ny) return false;
+  const std::uint32_t stride = std::max<std::uint32_t>(1, (grid.rows - grid.ny) / kSampleRows);
+  const std::uint64_t slice = grid.first_voxel(grid.ny);
+  const T background = voxels.background;
+  T background_lanes[kLanes];
+  std::fill_n(background_lanes, kLanes, background);
+  std::uint64_t foreground = 0;
+  std::uint64_t settled = 0;
+  std::uint64_t runs = 0;
+  std::uint64_t beside_another_value = 0;
+  std::uint64_t groups = 0;
+  std::uint64_t settled_groups = 0;
+  for (std::uint32_t row = grid.ny; row < grid.rows; row += stride) {
+    const T* values = voxels.values + grid.first_voxel(row);
+    const T* values_behind = values - slice;
+    for (std::uint32_t x = 0; x < grid.nx; ++x) {
+      const bool here = values[x] != background;
+      const bool starts = here & (x == 0 || values[x] != values[x - 1]);
+      foreground += here;
+      settled += here & (values[x] == values_behind[x]);
+      runs += starts;
+      beside_another_value += starts & (x > 0 && values[x - 1] != background);
+    }
+    for (std::uint32_t x = 0; x + kLanes <= grid.nx; x += kLanes) {
+      if (equal_lanes_at(values + x, background_lanes) == kAllLanes) continue;
+      const std::uint32_t behind = equal_lanes_at(values + x, values_behind + x);
+      ++groups;
+      settled_groups +=
+          behind == kAllLanes || (behind == 0 && row % grid.ny > 0 &&
+                                  equal_lanes_at(values + x, values - grid.nx + x) == kAllLanes);
+    }
+  }
+  return foreground > 0 &&
+         (8 * settled >= kSettledEighths * foreground ||
+          (groups > 0 && 2 * settled_groups >= groups)) &&
+         (connectivity != 18 || 2 * beside_another_value > runs);
 }
 
 // One slab's provisional labels: parent[l - 1] is label l's, a root the smallest of its set.
@@ -265,13 +285,17 @@ class SettledScan {
   // across edges in the row above, x - 1 at its run's first voxel and x + 1 at its last (an inner
   // voxel's contact there is its neighbour's across the face); at 6 x - 1 and the voxel above,
   // where of its value and not settled themselves (else their contact is that of the voxels behind
-  // both, which are of its value too). Any other voxel meets the voxels of its value among its
-  // earlier neighbours in the slab: all of them at its run's first voxel, after it only those in
-  // the column each row adds (x + 1 across an edge or a corner, x across a face), and at 18 the
-  // voxel above, whose contact a settled voxel before left to it; the voxel before, of the run,
-  // met the others or was settled. It takes the smallest root among them, or a new label. kLanes
-  // voxels that are settled and meet nothing more are settled at once: at 18 those inside a run, at
-  // 6 those whose voxels above are settled and whose voxel before is settled or of another value.
+  // both, which are of its value too). Likewise a voxel of the value of the voxel above takes its
+  // label and meets only the earlier neighbours that do not neighbour it: at 26 the three of the
+  // row behind the next one; at 18 x - 1 and x + 1 behind and the voxel behind the next one; at 6
+  // the voxel behind, and the voxel before where not of the value of the voxel above it. Any other
+  // voxel meets the voxels of its value among its earlier neighbours in the slab: all of them at
+  // its run's first voxel, after it only those in the column each row adds (x + 1 across an edge
+  // or a corner, x across a face), and at 18 the voxel above, whose contact a settled voxel before
+  // left to it; the voxel before, of the run, met the others or was settled. It takes the smallest
+  // root among them, or a new label. kLanes voxels settled behind, or else above, take their
+  // labels by one vector compare and copy, their few other contacts found from lane masks; at 6
+  // only such groups are settled above, since a voxel there meets as many neighbours either way.
   template <int Connectivity>
   void scan_slab(SlabLabels& own, std::uint32_t first, std::uint32_t last) {
     constexpr std::uint32_t kLanes = 16 / sizeof(T);
@@ -304,16 +328,36 @@ class SettledScan {
       const T* values_above_behind = above && behind ? values_above - slice : values;
       const std::uint32_t* out_behind = behind ? out - slice : out;
       const std::uint32_t* out_above = above ? out - nx : out;
-      // Through a copy of fixed size, so that no call to memmove is made.
-      const auto copy_from_behind = [&](std::uint32_t x) {
+      // The row behind the next one, where the slab holds it (also in the slab's first slice,
+      // where the row behind is not).
+      const bool behind_next = row + 1 >= first + grid_.ny && row % grid_.ny + 1 < grid_.ny;
+      const T* values_behind_next = behind_next ? values - slice + nx : values;
+      const std::uint32_t* out_behind_next = behind_next ? out - slice + nx : out;
+      // The labels of kLanes voxels from x copied from another row's, through a copy of fixed
+      // size, so that no call to memmove is made.
+      const auto copy_labels = [&](const std::uint32_t* from, std::uint32_t x) {
         std::uint32_t copied[kLanes];
-        std::memcpy(copied, out_behind + x, sizeof(copied));
+        std::memcpy(copied, from + x, sizeof(copied));
         std::memcpy(out + x, copied, sizeof(copied));
       };
-      // Where the kLanes voxels from x are all settled (then their labels are copied): whether
-      // that settles them, or, at 18 and 6, once their few other contacts are made.
+      const auto copy_from_behind = [&](std::uint32_t x) { copy_labels(out_behind, x); };
+      // Bit i set where voxel x + i has the value of the voxel `offset` columns along in
+      // `other_values`.
+      const auto equal_along = [&](std::uint32_t x, const T* other_values, std::int32_t offset) {
+        return equal_lanes_at(values + x, other_values + x + offset);
+      };
+      // Each voxel x + i of bit i of `lanes` meets the voxel `offset` columns along in the row of
+      // `other_out`.
+      const auto meet_lanes = [&](std::uint32_t x, std::uint32_t lanes,
+                                  const std::uint32_t* other_out, std::int32_t offset) {
+        for (; lanes != 0; lanes &= lanes - 1) {
+          const std::uint32_t at = x + lowest_bit(lanes);
+          own.unite(own.find(out[at]), other_out[at + offset]);
+        }
+      };
+      // The kLanes voxels from x, all settled, have their labels copied: whether that settles
+      // them, or, at 18 and 6, once their few other contacts are made.
       const auto group_settles = [&](std::uint32_t x) {
-        if (equal_lanes_at(values + x, values_behind + x) != kAllLanes) return false;
         if constexpr (Connectivity == 18) {
           // The group's voxels that begin or end a run meet the row above across edges.
           if (above && (x == 0 || x + kLanes == nx)) return false;
@@ -352,10 +396,54 @@ class SettledScan {
           return true;
         }
       };
+      // Where the kLanes voxels from x, none of the value of the voxel behind, all have the value
+      // of the voxel above them: then their labels are copied from the row above, and each meets
+      // only the earlier neighbours that do not neighbour the voxel above (at 6 the voxel behind
+      // is of another value).
+      const auto group_settles_above = [&](std::uint32_t x) {
+        if (!above || x == 0 || x + kLanes >= nx ||
+            equal_lanes_at(values + x, values_above + x) != kAllLanes) {
+          return false;
+        }
+        copy_labels(out_above, x);
+        const std::uint32_t foreground = ~equal_lanes_at(values + x, background_lanes) & kAllLanes;
+        if constexpr (Connectivity == 26) {
+          if (!behind_next) return true;
+          const std::uint32_t before = equal_along(x, values_behind_next, -1) & foreground;
+          const std::uint32_t at = equal_along(x, values_behind_next, 0) & foreground;
+          const std::uint32_t after = equal_along(x, values_behind_next, 1) & foreground;
+          if ((before | at | after) == 0) return true;
+          meet_lanes(x, before, out_behind_next, -1);
+          meet_lanes(x, at, out_behind_next, 0);
+          meet_lanes(x, after, out_behind_next, 1);
+        } else if constexpr (Connectivity == 18) {
+          const std::uint32_t before = behind ? equal_along(x, values_behind, -1) & foreground : 0;
+          const std::uint32_t after = behind ? equal_along(x, values_behind, 1) & foreground : 0;
+          const std::uint32_t next =
+              behind_next ? equal_along(x, values_behind_next, 0) & foreground : 0;
+          if ((before | after | next) == 0) return true;
+          meet_lanes(x, before, out_behind, -1);
+          meet_lanes(x, after, out_behind, 1);
+          meet_lanes(x, next, out_behind_next, 0);
+        } else {
+          // The voxel before, of the value and not settled above itself (inside the group the
+          // voxels above meet).
+          if (values[x] != background && values[x - 1] == values[x] &&
+              values_above[x - 1] != values[x - 1]) {
+            own.unite(own.find(out[x]), out[x - 1]);
+          }
+        }
+        return true;
+      };
       // The root the voxel before took, where it met its neighbours (else 0): still a root.
       std::uint32_t previous_root = 0;
       for (std::uint32_t x = 0; x < nx;) {
-        if (behind && x + kLanes <= nx && group_settles(x)) {
+        // A group of which any voxel is settled is not tried above: along an object's boundary
+        // through the slices that seldom settles them all, and costs more than it saves.
+        const std::uint32_t settled_lanes =
+            behind && x + kLanes <= nx ? equal_lanes_at(values + x, values_behind + x) : 0;
+        if ((settled_lanes == kAllLanes && group_settles(x)) ||
+            (settled_lanes == 0 && group_settles_above(x))) {
           x += kLanes;
           previous_root = 0;
           continue;
@@ -370,6 +458,13 @@ class SettledScan {
           root = root == 0 ? own.find(label) : own.unite(root, label);
         };
         const bool goes_on = x > 0 && values[x - 1] == value;
+        // Meets the voxel at `column` of another row of the slab where it is of the value.
+        const auto meet_at = [&](const T* other_values, const std::uint32_t* other_out,
+                                 std::uint32_t column) {
+          if (column < nx && other_values[column] == value) {
+            root = own.unite(own.find(root), other_out[column]);
+          }
+        };
         if (behind && values_behind[x] == value) {
           root = out_behind[x];
           if constexpr (Connectivity == 18) {
@@ -386,6 +481,23 @@ class SettledScan {
             if (above && values_above[x] == value && values_above_behind[x] != value) {
               root = own.unite(own.find(root), out_above[x]);
             }
+          }
+          out[x++] = root;
+          previous_root = 0;
+          continue;
+        }
+        if (Connectivity != 6 && above && values_above[x] == value) {
+          root = out_above[x];
+          if (Connectivity == 26 && behind_next) {
+            meet_at(values_behind_next, out_behind_next, x - 1);
+            meet_at(values_behind_next, out_behind_next, x);
+            meet_at(values_behind_next, out_behind_next, x + 1);
+          } else if (Connectivity == 18) {
+            if (behind) {
+              meet_at(values_behind, out_behind, x - 1);
+              meet_at(values_behind, out_behind, x + 1);
+            }
+            if (behind_next) meet_at(values_behind_next, out_behind_next, x);
           }
           out[x++] = root;
           previous_root = 0;

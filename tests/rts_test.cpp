@@ -492,6 +492,78 @@ TEST(RtsLabelMaps, SettledVoxelsFirstAtEveryConnectivityAndThreadCount) {
   check_settled_maps<std::int64_t>(seed + 7);
 }
 
+// Maps of thick slices: each row is the row above it with a few voxels changed, and now and then
+// shifted by a voxel along x; a slice is a new one, or the one behind with a few voxels changed.
+// So most voxels have the value of the voxel above, some of the voxel behind too, and the settled
+// scan takes them through both rules, groups of a vector's voxels and single ones, at 26, 18 and
+// 6, every type and thread count.
+template <class T>
+void check_thick_slice_maps(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  const Extent3 extents[] = {{1, 7, 4},   {5, 9, 3},  {16, 12, 5}, {19, 8, 4},
+                             {35, 10, 6}, {66, 7, 3}, {131, 9, 4}};
+  const T backgrounds[] = {T(0), std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
+  // Maps whose rows hold at least two vectors of values, and how many take the settled scan:
+  // at least half of them. Not those of bytes: a vector of 16 seldom holds no voxel of the value
+  // behind it in a new slice, so that they seldom settle above at once.
+  std::size_t wide_maps = 0;
+  std::size_t settled_maps = 0;
+  for (const Extent3& extent : extents) {
+    for (const T background : backgrounds) {
+      const std::vector<T> palette = palette_of<T>(background, 12, random);
+      const std::uint64_t nx = extent.x;
+      const bool wide = sizeof(T) > 1 && nx >= 2 * 16 / sizeof(T);
+      const std::uint64_t slice = nx * extent.y;
+      std::vector<T> values(extent.voxel_count());
+      const auto changed = [&](T value) {
+        return random() % 60 == 0 ? palette[random() % palette.size()] : value;
+      };
+      for (std::uint64_t z = 0; z < extent.z; ++z) {
+        const bool new_slice = z == 0 || random() % 2 == 0;
+        for (std::uint64_t y = 0; y < extent.y; ++y) {
+          const std::uint64_t row = z * slice + y * nx;
+          const bool shifted = random() % 16 == 0;
+          for (std::uint64_t x = 0; x < nx; ++x) {
+            if (!new_slice) {
+              values[row + x] = changed(values[row + x - slice]);
+            } else if (y == 0) {
+              values[row + x] = x > 0 && random() % 8 != 0 ? values[row + x - 1]
+                                                           : palette[random() % palette.size()];
+            } else {
+              values[row + x] = changed(values[row + x - nx - (shifted && x > 0 ? 1 : 0)]);
+            }
+          }
+        }
+      }
+      for (int connectivity : {26, 18, 6}) {
+        wide_maps += wide;
+        settled_maps += wide && detail::rts::prefers_settled_scan(
+                                    detail::LabelMapVoxels<T>{values.data(), background},
+                                    detail::rts::RowGrid(extent), connectivity);
+        for (unsigned threads : kThreadCounts) {
+          ASSERT_TRUE(label_map_matches(values, extent, connectivity, background, threads))
+              << extent.to_string() << ", background " << +background << ", " << connectivity
+              << "-connectivity, " << threads << " threads";
+        }
+      }
+    }
+  }
+  EXPECT_GE(2 * settled_maps, wide_maps);
+}
+
+TEST(RtsLabelMaps, ThickSlicesSettledAboveAtEveryConnectivityAndThreadCount) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  check_thick_slice_maps<std::uint8_t>(seed);
+  check_thick_slice_maps<std::int8_t>(seed + 1);
+  check_thick_slice_maps<std::uint16_t>(seed + 2);
+  check_thick_slice_maps<std::int16_t>(seed + 3);
+  check_thick_slice_maps<std::uint32_t>(seed + 4);
+  check_thick_slice_maps<std::int32_t>(seed + 5);
+  check_thick_slice_maps<std::uint64_t>(seed + 6);
+  check_thick_slice_maps<std::int64_t>(seed + 7);
+}
+
 // Each slice the one before it shifted by a voxel or none along x and y, a few voxels changed:
 // most runs at 26 lie wholly on voxels of their value in the slice behind and meet only that,
 // the others partly, at one end or at a changed voxel. Rows of long stripes take the windows,
