@@ -355,6 +355,15 @@ class SettledScan {
           own.unite(own.find(out[at]), other_out[at + offset]);
         }
       };
+      // At 6 voxel x meets the voxel before where that is of its value and does not have the
+      // value of its own voxel in `settling_row` (behind or above), which x's has too: else the
+      // two voxels there met, and each its own.
+      const auto meet_before_unless_settled = [&](std::uint32_t x, const T* settling_row) {
+        if (x > 0 && values[x] != background && values[x - 1] == values[x] &&
+            settling_row[x - 1] != values[x - 1]) {
+          own.unite(own.find(out[x]), out[x - 1]);
+        }
+      };
       // The kLanes voxels from x, all settled, have their labels copied: whether that settles
       // them, or, at 18 and 6, once their few other contacts are made.
       const auto group_settles = [&](std::uint32_t x) {
@@ -378,10 +387,7 @@ class SettledScan {
         } else if constexpr (Connectivity == 6) {
           // The voxel before and those above, of the value and not settled themselves.
           copy_from_behind(x);
-          if (x > 0 && values[x] != background && values[x - 1] == values[x] &&
-              values_behind[x - 1] != values[x - 1]) {
-            own.unite(own.find(out[x]), out[x - 1]);
-          }
+          meet_before_unless_settled(x, values_behind);
           if (!above) return true;
           const std::uint32_t meets = equal_lanes_at(values_above + x, values + x) &
                                       ~equal_lanes_at(values_above + x, values_above_behind + x) &
@@ -406,32 +412,34 @@ class SettledScan {
           return false;
         }
         copy_labels(out_above, x);
-        const std::uint32_t foreground = ~equal_lanes_at(values + x, background_lanes) & kAllLanes;
+        const auto foreground = [&] {
+          return ~equal_lanes_at(values + x, background_lanes) & kAllLanes;
+        };
         if constexpr (Connectivity == 26) {
           if (!behind_next) return true;
-          const std::uint32_t before = equal_along(x, values_behind_next, -1) & foreground;
-          const std::uint32_t at = equal_along(x, values_behind_next, 0) & foreground;
-          const std::uint32_t after = equal_along(x, values_behind_next, 1) & foreground;
+          const std::uint32_t foreground_lanes = foreground();
+          const std::uint32_t before = equal_along(x, values_behind_next, -1) & foreground_lanes;
+          const std::uint32_t at = equal_along(x, values_behind_next, 0) & foreground_lanes;
+          const std::uint32_t after = equal_along(x, values_behind_next, 1) & foreground_lanes;
           if ((before | at | after) == 0) return true;
           meet_lanes(x, before, out_behind_next, -1);
           meet_lanes(x, at, out_behind_next, 0);
           meet_lanes(x, after, out_behind_next, 1);
         } else if constexpr (Connectivity == 18) {
-          const std::uint32_t before = behind ? equal_along(x, values_behind, -1) & foreground : 0;
-          const std::uint32_t after = behind ? equal_along(x, values_behind, 1) & foreground : 0;
+          const std::uint32_t foreground_lanes = foreground();
+          const std::uint32_t before =
+              behind ? equal_along(x, values_behind, -1) & foreground_lanes : 0;
+          const std::uint32_t after =
+              behind ? equal_along(x, values_behind, 1) & foreground_lanes : 0;
           const std::uint32_t next =
-              behind_next ? equal_along(x, values_behind_next, 0) & foreground : 0;
+              behind_next ? equal_along(x, values_behind_next, 0) & foreground_lanes : 0;
           if ((before | after | next) == 0) return true;
           meet_lanes(x, before, out_behind, -1);
           meet_lanes(x, after, out_behind, 1);
           meet_lanes(x, next, out_behind_next, 0);
         } else {
-          // The voxel before, of the value and not settled above itself (inside the group the
-          // voxels above meet).
-          if (values[x] != background && values[x - 1] == values[x] &&
-              values_above[x - 1] != values[x - 1]) {
-            own.unite(own.find(out[x]), out[x - 1]);
-          }
+          // Inside the group the voxels above meet.
+          meet_before_unless_settled(x, values_above);
         }
         return true;
       };
@@ -458,13 +466,6 @@ class SettledScan {
           root = root == 0 ? own.find(label) : own.unite(root, label);
         };
         const bool goes_on = x > 0 && values[x - 1] == value;
-        // Meets the voxel at `column` of another row of the slab where it is of the value.
-        const auto meet_at = [&](const T* other_values, const std::uint32_t* other_out,
-                                 std::uint32_t column) {
-          if (column < nx && other_values[column] == value) {
-            root = own.unite(own.find(root), other_out[column]);
-          }
-        };
         if (behind && values_behind[x] == value) {
           root = out_behind[x];
           if constexpr (Connectivity == 18) {
@@ -488,6 +489,13 @@ class SettledScan {
         }
         if (Connectivity != 6 && above && values_above[x] == value) {
           root = out_above[x];
+          // Meets the voxel at `column` of another row of the slab where it is of the value.
+          const auto meet_at = [&](const T* other_values, const std::uint32_t* other_out,
+                                   std::uint32_t column) {
+            if (column < nx && other_values[column] == value) {
+              root = own.unite(own.find(root), other_out[column]);
+            }
+          };
           if (Connectivity == 26 && behind_next) {
             meet_at(values_behind_next, out_behind_next, x - 1);
             meet_at(values_behind_next, out_behind_next, x);
