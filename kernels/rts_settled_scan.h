@@ -171,19 +171,39 @@ class SettledScan {
       NeighbourRow neighbours[4];
       const int count = earlier_neighbour_rows(grid_, connectivity_, row, 0, neighbours);
       const std::uint64_t begin = grid_.first_voxel(row);
+      const T* values = voxels_.values + begin;
+      const std::uint32_t* labels = labels_ + begin;
       const std::uint32_t base = first_label_[slab_of(row)] - 1;
       for (int n = 0; n < count; ++n) {
         if (neighbours[n].row >= first) continue;
         const std::uint64_t other = grid_.first_voxel(neighbours[n].row);
+        const T* other_values = voxels_.values + other;
+        const std::uint32_t* other_labels = labels_ + other;
         const std::uint32_t other_base = first_label_[slab_of(neighbours[n].row)] - 1;
         const std::uint32_t reach = neighbours[n].reach;
+        // A voxel of the value of the voxel behind meets the slice behind through that voxel
+        // alone: its other neighbours there neighbour the voxel behind, and met it in its slab
+        // or, where it lies past the border, in its own row's turn here.
+        const bool slice_behind = neighbours[n].row / grid_.ny + 1 == row / grid_.ny;
+        const T* values_behind = slice_behind ? values - grid_.first_voxel(grid_.ny) : values;
+        const bool is_behind = neighbours[n].row + grid_.ny == row;
+        // Neighbouring voxels mostly carry the labels of the pair met last.
+        std::uint32_t met_label = 0, met_other = 0;
+        const auto meet = [&](std::uint32_t label, std::uint32_t other_label) {
+          if (label == met_label && other_label == met_other) return;
+          met_label = label;
+          met_other = other_label;
+          unions.unite_roots(base + label, other_base + other_label);
+        };
         for (std::uint32_t x = 0; x < grid_.nx; ++x) {
-          if (labels_[begin + x] == 0) continue;
+          if (labels[x] == 0) continue;
+          if (slice_behind && values_behind[x] == values[x]) {
+            if (is_behind) meet(labels[x], other_labels[x]);
+            continue;
+          }
           const std::uint32_t last_column = std::min(grid_.nx - 1, x + reach);
           for (std::uint32_t o = x >= reach ? x - reach : 0; o <= last_column; ++o) {
-            if (voxels_.values[other + o] == voxels_.values[begin + x]) {
-              unions.unite_roots(base + labels_[begin + x], other_base + labels_[other + o]);
-            }
+            if (other_values[o] == values[x]) meet(labels[x], other_labels[o]);
           }
         }
       }
@@ -453,6 +473,15 @@ class SettledScan {
         if ((settled_lanes == kAllLanes && group_settles(x)) ||
             (settled_lanes == 0 && group_settles_above(x))) {
           x += kLanes;
+          previous_root = 0;
+          continue;
+        }
+        // At 26 the settled voxels a group begins with, where an object's boundary passes through
+        // the rest of it, take their labels at once: the whole group's are copied, and those past
+        // them written again as the scan reaches them.
+        if (Connectivity == 26 && (settled_lanes & 1) != 0) {
+          copy_from_behind(x);
+          x += lowest_bit(~settled_lanes);
           previous_root = 0;
           continue;
         }
