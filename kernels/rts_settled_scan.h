@@ -316,10 +316,17 @@ class SettledScan {
   // root among them, or a new label. kLanes voxels settled behind, or else above, take their
   // labels by one vector compare and copy, their few other contacts found from lane masks; at 6
   // only such groups are settled above, since a voxel there meets as many neighbours either way.
+  // A group of one-byte values settled behind in part copies its labels from behind too: its
+  // other voxels are then labeled one by one, and its settled ones make their contacts from lane
+  // masks.
   template <int Connectivity>
   void scan_slab(SlabLabels& own, std::uint32_t first, std::uint32_t last) {
     constexpr std::uint32_t kLanes = 16 / sizeof(T);
     constexpr std::uint32_t kAllLanes = (1u << kLanes) - 1;
+    // Groups of 16 voxels (values of one byte) hold enough settled voxels beside the others to
+    // pay for labeling the others by lane masks; groups of wider values went faster voxel by
+    // voxel (bench/notes/label-maps.md).
+    constexpr bool kPartSettledGroups = kLanes == 16;
     own.clear();
     const T background = voxels_.background;
     T background_lanes[kLanes];
@@ -384,42 +391,42 @@ class SettledScan {
           own.unite(own.find(out[x]), out[x - 1]);
         }
       };
-      // The kLanes voxels from x, all settled, have their labels copied: whether that settles
-      // them, or, at 18 and 6, once their few other contacts are made.
+      // The settled voxels of `lanes` (bit i: voxel x + i, of the foreground) at 18 meet the row
+      // above across edges where they begin or end a run and it holds their value there; the
+      // row's first voxel has none before it and its last none after. The lanes are found by
+      // compares, so that a loop turns only for a contact.
+      const auto meet_above_across_edges = [&](std::uint32_t x, std::uint32_t lanes) {
+        const std::uint32_t changes = ~equal_lanes_at(values + x, values + x - 1) & kAllLanes;
+        const std::uint32_t starts = changes & lanes & (x == 0 ? kAllLanes - 1 : kAllLanes);
+        const std::uint32_t ends =
+            (x + kLanes < nx ? ~equal_lanes_at(values + x + 1, values + x) : changes >> 1) & lanes;
+        if ((starts | ends) == 0) return;
+        // The voxels are settled behind, so the row above is not the volume's first, and a voxel
+        // precedes it.
+        meet_lanes(x, starts & equal_along(x, values_above, -1), out_above, -1);
+        meet_lanes(x, ends & equal_along(x, values_above, 1), out_above, 1);
+      };
+      // The settled voxels of `lanes` at 6 meet the voxels above of their value that are not
+      // settled themselves.
+      const auto meet_above_unless_settled = [&](std::uint32_t x, std::uint32_t lanes) {
+        meet_lanes(x,
+                   equal_lanes_at(values_above + x, values + x) &
+                       ~equal_lanes_at(values_above + x, values_above_behind + x) & lanes,
+                   out_above, 0);
+      };
+      const auto foreground_lanes_at = [&](std::uint32_t x) {
+        return ~equal_lanes_at(values + x, background_lanes) & kAllLanes;
+      };
+      // The kLanes voxels from x, all settled, have their labels copied, and at 18 and 6 make
+      // their few other contacts.
       const auto group_settles = [&](std::uint32_t x) {
+        copy_from_behind(x);
         if constexpr (Connectivity == 18) {
-          // The group's voxels that begin or end a run meet the row above across edges.
-          if (above && (x == 0 || x + kLanes == nx)) return false;
-          copy_from_behind(x);
-          if (!above) return true;
-          const std::uint32_t foreground = ~equal_lanes_at(values + x, background_lanes);
-          const std::uint32_t starts = ~equal_lanes_at(values + x, values + x - 1) & foreground;
-          const std::uint32_t ends = ~equal_lanes_at(values + x + 1, values + x) & foreground;
-          for (std::uint32_t bits = starts & kAllLanes; bits != 0; bits &= bits - 1) {
-            const std::uint32_t at = x + lowest_bit(bits);
-            if (values_above[at - 1] == values[at]) own.unite(own.find(out[at]), out_above[at - 1]);
-          }
-          for (std::uint32_t bits = ends & kAllLanes; bits != 0; bits &= bits - 1) {
-            const std::uint32_t at = x + lowest_bit(bits);
-            if (values_above[at + 1] == values[at]) own.unite(own.find(out[at]), out_above[at + 1]);
-          }
-          return true;
+          if (above) meet_above_across_edges(x, foreground_lanes_at(x));
         } else if constexpr (Connectivity == 6) {
-          // The voxel before and those above, of the value and not settled themselves.
-          copy_from_behind(x);
+          // Inside the group every voxel before is settled.
           meet_before_unless_settled(x, values_behind);
-          if (!above) return true;
-          const std::uint32_t meets = equal_lanes_at(values_above + x, values + x) &
-                                      ~equal_lanes_at(values_above + x, values_above_behind + x) &
-                                      ~equal_lanes_at(values + x, background_lanes);
-          for (std::uint32_t bits = meets & kAllLanes; bits != 0; bits &= bits - 1) {
-            const std::uint32_t at = x + lowest_bit(bits);
-            own.unite(own.find(out[at]), out_above[at]);
-          }
-          return true;
-        } else {
-          copy_from_behind(x);
-          return true;
+          if (above) meet_above_unless_settled(x, foreground_lanes_at(x));
         }
       };
       // Where the kLanes voxels from x, none of the value of the voxel behind, all have the value
@@ -432,12 +439,9 @@ class SettledScan {
           return false;
         }
         copy_labels(out_above, x);
-        const auto foreground = [&] {
-          return ~equal_lanes_at(values + x, background_lanes) & kAllLanes;
-        };
         if constexpr (Connectivity == 26) {
           if (!behind_next) return true;
-          const std::uint32_t foreground_lanes = foreground();
+          const std::uint32_t foreground_lanes = foreground_lanes_at(x);
           const std::uint32_t before = equal_along(x, values_behind_next, -1) & foreground_lanes;
           const std::uint32_t at = equal_along(x, values_behind_next, 0) & foreground_lanes;
           const std::uint32_t after = equal_along(x, values_behind_next, 1) & foreground_lanes;
@@ -446,7 +450,7 @@ class SettledScan {
           meet_lanes(x, at, out_behind_next, 0);
           meet_lanes(x, after, out_behind_next, 1);
         } else if constexpr (Connectivity == 18) {
-          const std::uint32_t foreground_lanes = foreground();
+          const std::uint32_t foreground_lanes = foreground_lanes_at(x);
           const std::uint32_t before =
               behind ? equal_along(x, values_behind, -1) & foreground_lanes : 0;
           const std::uint32_t after =
@@ -465,32 +469,13 @@ class SettledScan {
       };
       // The root the voxel before took, where it met its neighbours (else 0): still a root.
       std::uint32_t previous_root = 0;
-      for (std::uint32_t x = 0; x < nx;) {
-        // A group of which any voxel is settled is not tried above: along an object's boundary
-        // through the slices that seldom settles them all, and costs more than it saves.
-        const std::uint32_t settled_lanes =
-            behind && x + kLanes <= nx ? equal_lanes_at(values + x, values_behind + x) : 0;
-        if ((settled_lanes == kAllLanes && group_settles(x)) ||
-            (settled_lanes == 0 && group_settles_above(x))) {
-          x += kLanes;
-          previous_root = 0;
-          continue;
-        }
-        // At 26 the settled voxels a group begins with, where an object's boundary passes through
-        // the rest of it, take their labels at once: the whole group's are copied, and those past
-        // them written again as the scan reaches them. Whole groups stay above, stepping by a
-        // constant: taken here, by a step read from their compares, they were slower
-        // (bench/notes/label-maps.md).
-        if (Connectivity == 26 && (settled_lanes & 1) != 0) {
-          copy_from_behind(x);
-          x += lowest_bit(~settled_lanes);
-          previous_root = 0;
-          continue;
-        }
+      // Voxel x, not settled, labeled by its earlier neighbours of its value. Inlined: as a call it
+      // cost the scan of maps of 4-byte values a few percent.
+      const auto label_voxel = [&](std::uint32_t x) __attribute__((always_inline)) {
         const T value = values[x];
         if (value == background) {
-          out[x++] = 0;
-          continue;
+          out[x] = 0;
+          return;
         }
         std::uint32_t root = 0;
         const auto meet = [&](std::uint32_t label) {
@@ -514,9 +499,9 @@ class SettledScan {
               root = own.unite(own.find(root), out_above[x]);
             }
           }
-          out[x++] = root;
+          out[x] = root;
           previous_root = 0;
-          continue;
+          return;
         }
         if (Connectivity != 6 && above && values_above[x] == value) {
           root = out_above[x];
@@ -538,9 +523,9 @@ class SettledScan {
             }
             if (behind_next) meet_at(values_behind_next, out_behind_next, x);
           }
-          out[x++] = root;
+          out[x] = root;
           previous_root = 0;
-          continue;
+          return;
         }
         if (goes_on) {
           root = previous_root != 0 ? previous_root : own.find(out[x - 1]);
@@ -561,7 +546,72 @@ class SettledScan {
           }
         }
         previous_root = root == 0 ? own.make() : root;
-        out[x++] = previous_root;
+        out[x] = previous_root;
+      };
+      // A group of which some voxels, not all, are settled behind, where an object's boundary
+      // passes through it: the whole group's labels are copied from behind and the others' of the
+      // background cleared; the others of the foreground, returned, are then labeled in order.
+      const auto begin_part_settled_group = [&](std::uint32_t x, std::uint32_t settled) {
+        copy_from_behind(x);
+        const std::uint32_t foreground = foreground_lanes_at(x);
+        const std::uint32_t unsettled = ~settled & kAllLanes;
+        for (std::uint32_t bits = unsettled & ~foreground; bits != 0; bits &= bits - 1) {
+          out[x + lowest_bit(bits)] = 0;
+        }
+        return unsettled & foreground;
+      };
+      // Then its settled voxels make their other contacts, once the voxels before them hold their
+      // labels.
+      const auto finish_part_settled_group = [&](std::uint32_t x, std::uint32_t settled) {
+        const std::uint32_t settled_foreground = settled & foreground_lanes_at(x);
+        if constexpr (Connectivity == 18) {
+          if (above) meet_above_across_edges(x, settled_foreground);
+        } else if constexpr (Connectivity == 6) {
+          // The voxels before of the value that are not settled themselves.
+          const std::uint32_t settled_before =
+              (settled << 1) | std::uint32_t{x == 0 || values_behind[x - 1] == values[x - 1]};
+          meet_lanes(
+              x, equal_lanes_at(values + x, values + x - 1) & ~settled_before & settled_foreground,
+              out, -1);
+          if (above) meet_above_unless_settled(x, settled_foreground);
+        }
+      };
+      for (std::uint32_t x = 0; x < nx;) {
+        const std::uint32_t settled_lanes =
+            behind && x + kLanes <= nx ? equal_lanes_at(values + x, values_behind + x) : 0;
+        if constexpr (kPartSettledGroups) {
+          if (settled_lanes != 0 && settled_lanes != kAllLanes) {
+            const std::uint32_t unsettled = begin_part_settled_group(x, settled_lanes);
+            for (std::uint32_t bits = unsettled; bits != 0; bits &= bits - 1) {
+              const std::uint32_t lane = lowest_bit(bits);
+              // A voxel before that was settled left no root.
+              if (lane > 0 && (unsettled >> (lane - 1) & 1) == 0) previous_root = 0;
+              label_voxel(x + lane);
+            }
+            finish_part_settled_group(x, settled_lanes);
+            x += kLanes;
+            previous_root = 0;
+            continue;
+          }
+        }
+        // A group of which any voxel is settled is not tried above: along an object's boundary
+        // through the slices that seldom settles them all, and costs more than it saves.
+        if (settled_lanes == kAllLanes || (settled_lanes == 0 && group_settles_above(x))) {
+          if (settled_lanes == kAllLanes) group_settles(x);
+          x += kLanes;
+          previous_root = 0;
+          continue;
+        }
+        // At 26 the settled voxels a group of wider values begins with take their labels at once:
+        // the whole group's are copied, and those past them written again as the scan reaches
+        // them.
+        if (Connectivity == 26 && (settled_lanes & 1) != 0) {
+          copy_from_behind(x);
+          x += lowest_bit(~settled_lanes);
+          previous_root = 0;
+          continue;
+        }
+        label_voxel(x++);
       }
     }
   }
