@@ -604,7 +604,8 @@ class SettledScan {
         }
         // At 26 the settled voxels a group of wider values begins with take their labels at once:
         // the whole group's are copied, and those past them written again as the scan reaches
-        // them.
+        // them. Whole groups stay above, stepping by a constant: taken here, by a step read from
+        // their compares, they were slower (bench/notes/label-maps.md).
         if (Connectivity == 26 && (settled_lanes & 1) != 0) {
           copy_from_behind(x);
           x += lowest_bit(~settled_lanes);
