@@ -551,9 +551,9 @@ class SettledScan {
       // A group of which some voxels, not all, are settled behind, where an object's boundary
       // passes through it: the whole group's labels are copied from behind and the others' of the
       // background cleared; the others of the foreground, returned, are then labeled in order.
-      const auto begin_part_settled_group = [&](std::uint32_t x, std::uint32_t settled) {
+      const auto begin_part_settled_group = [&](std::uint32_t x, std::uint32_t settled,
+                                                std::uint32_t foreground) {
         copy_from_behind(x);
-        const std::uint32_t foreground = foreground_lanes_at(x);
         const std::uint32_t unsettled = ~settled & kAllLanes;
         for (std::uint32_t bits = unsettled & ~foreground; bits != 0; bits &= bits - 1) {
           out[x + lowest_bit(bits)] = 0;
@@ -562,8 +562,9 @@ class SettledScan {
       };
       // Then its settled voxels make their other contacts, once the voxels before them hold their
       // labels.
-      const auto finish_part_settled_group = [&](std::uint32_t x, std::uint32_t settled) {
-        const std::uint32_t settled_foreground = settled & foreground_lanes_at(x);
+      const auto finish_part_settled_group = [&](std::uint32_t x, std::uint32_t settled,
+                                                 std::uint32_t foreground) {
+        const std::uint32_t settled_foreground = settled & foreground;
         if constexpr (Connectivity == 18) {
           if (above) meet_above_across_edges(x, settled_foreground);
         } else if constexpr (Connectivity == 6) {
@@ -581,14 +582,15 @@ class SettledScan {
             behind && x + kLanes <= nx ? equal_lanes_at(values + x, values_behind + x) : 0;
         if constexpr (kPartSettledGroups) {
           if (settled_lanes != 0 && settled_lanes != kAllLanes) {
-            const std::uint32_t unsettled = begin_part_settled_group(x, settled_lanes);
+            const std::uint32_t foreground = foreground_lanes_at(x);
+            const std::uint32_t unsettled = begin_part_settled_group(x, settled_lanes, foreground);
             for (std::uint32_t bits = unsettled; bits != 0; bits &= bits - 1) {
               const std::uint32_t lane = lowest_bit(bits);
               // A voxel before that was settled left no root.
               if (lane > 0 && (unsettled >> (lane - 1) & 1) == 0) previous_root = 0;
               label_voxel(x + lane);
             }
-            finish_part_settled_group(x, settled_lanes);
+            finish_part_settled_group(x, settled_lanes, foreground);
             x += kLanes;
             previous_root = 0;
             continue;
