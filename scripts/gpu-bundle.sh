@@ -4,9 +4,9 @@
 # their shared libraries, and a subset of the real volumes, into .device/ (git-ignored). Carry .device to the GPU machine.
 #
 # The programs and libraries are stripped and, with VTK's libraries, come to ~85 MB: more than a
-# device call carries (64 MiB). So the bundle is also packed into .device-pack/device.tar.xz
-# (~20 MB, git-ignored): carry that, and unpack it first on the GPU machine
-# (`tar xJf .device-pack/device.tar.xz`).
+# single run on the GPU machine carries (64 MiB). So the bundle is also packed into
+# .device-pack/device.tar.xz (~20 MB, git-ignored): carry that, and unpack it first on the GPU
+# machine (`tar xJf .device-pack/device.tar.xz`).
 #
 # Usage: scripts/gpu-bundle.sh [BUILD_DIR]   (default: build, built with CUDA for the GPU)
 # Environment: VOLCCL_DATA   the real volumes (default: ../shared/data/raw)
