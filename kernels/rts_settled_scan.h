@@ -36,6 +36,51 @@ std::uint32_t equal_lanes_at(const T* a, const T* b) {
 #endif
 }
 
+// Counts over the rows that the scan choosers sample, a vector of voxels at a time. Each row is
+// copied after a voxel of the background and before a vector of them, so that its first voxel and
+// its last vector need no case of their own.
+template <class T>
+class SampledRowCounts {
+  static constexpr std::uint32_t kLanes = 16 / sizeof(T);
+  static constexpr std::uint32_t kAllLanes = (1u << kLanes) - 1;
+
+ public:
+  SampledRowCounts(std::uint32_t nx, T background)
+      : nx_(nx), row_(nx + 1 + kLanes, background), behind_(row_) {
+    std::fill_n(background_lanes_, kLanes, background);
+  }
+
+  // Counts the row of `values`; with `values_behind`, also its voxels of the value of the voxel
+  // behind.
+  void add(const T* values, const T* values_behind) {
+    std::copy_n(values, nx_, row_.data() + 1);
+    if (values_behind != nullptr) std::copy_n(values_behind, nx_, behind_.data() + 1);
+    for (std::uint32_t x = 1; x <= nx_; x += kLanes) {
+      const T* at = row_.data() + x;
+      const std::uint32_t here = ~equal_lanes_at(at, background_lanes_) & kAllLanes;
+      const std::uint32_t starts = here & ~equal_lanes_at(at, at - 1);
+      const std::uint32_t after_foreground = ~equal_lanes_at(at - 1, background_lanes_);
+      foreground += popcount64(here);
+      runs += popcount64(starts);
+      beside_another_value += popcount64(starts & after_foreground);
+      if (values_behind != nullptr) {
+        settled += popcount64(here & equal_lanes_at(at, behind_.data() + x));
+      }
+    }
+  }
+
+  std::uint64_t foreground = 0;
+  std::uint64_t runs = 0;  // foreground voxels of a value other than the voxel before's
+  std::uint64_t beside_another_value = 0;  // of the runs, those after a voxel of the foreground
+  std::uint64_t settled = 0;               // foreground voxels of the value of the voxel behind
+
+ private:
+  std::uint32_t nx_;
+  std::vector<T> row_;
+  std::vector<T> behind_;
+  T background_lanes_[kLanes];
+};
+
 // Whether the settled scan labels this map at `connectivity` faster than the run scan, judged from
 // about kSampleRows rows spread over the slices after the first: when at least kSettledEighths
 // eighths of their foreground voxels have the value of the voxel behind them, or half of their
@@ -57,23 +102,13 @@ bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid, 
   const T background = voxels.background;
   T background_lanes[kLanes];
   std::fill_n(background_lanes, kLanes, background);
-  std::uint64_t foreground = 0;
-  std::uint64_t settled = 0;
-  std::uint64_t runs = 0;
-  std::uint64_t beside_another_value = 0;
+  SampledRowCounts<T> counts(grid.nx, background);
   std::uint64_t groups = 0;
   std::uint64_t settled_groups = 0;
   for (std::uint32_t row = grid.ny; row < grid.rows; row += stride) {
     const T* values = voxels.values + grid.first_voxel(row);
     const T* values_behind = values - slice;
-    for (std::uint32_t x = 0; x < grid.nx; ++x) {
-      const bool here = values[x] != background;
-      const bool starts = here & (x == 0 || values[x] != values[x - 1]);
-      foreground += here;
-      settled += here & (values[x] == values_behind[x]);
-      runs += starts;
-      beside_another_value += starts & (x > 0 && values[x - 1] != background);
-    }
+    counts.add(values, values_behind);
     for (std::uint32_t x = 0; x + kLanes <= grid.nx; x += kLanes) {
       if (equal_lanes_at(values + x, background_lanes) == kAllLanes) continue;
       const std::uint32_t behind = equal_lanes_at(values + x, values_behind + x);
@@ -83,10 +118,10 @@ bool prefers_settled_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid, 
                                   equal_lanes_at(values + x, values - grid.nx + x) == kAllLanes);
     }
   }
-  return foreground > 0 &&
-         (8 * settled >= kSettledEighths * foreground ||
+  return counts.foreground > 0 &&
+         (8 * counts.settled >= kSettledEighths * counts.foreground ||
           (groups > 0 && 2 * settled_groups >= groups)) &&
-         (connectivity != 18 || 2 * beside_another_value > runs);
+         (connectivity != 18 || 2 * counts.beside_another_value > counts.runs);
 }
 
 // One slab's provisional labels: parent[l - 1] is label l's, a root the smallest of its set.
@@ -374,9 +409,11 @@ class SettledScan {
         return equal_lanes_at(values + x, other_values + x + offset);
       };
       // Each voxel x + i of bit i of `lanes` meets the voxel `offset` columns along in the row of
-      // `other_out`.
+      // `other_out`. Inlined: as a call it cost the scan of maps of 4-byte values at 18 a few
+      // percent.
       const auto meet_lanes = [&](std::uint32_t x, std::uint32_t lanes,
-                                  const std::uint32_t* other_out, std::int32_t offset) {
+                                  const std::uint32_t* other_out, std::int32_t offset)
+          __attribute__((always_inline)) {
         for (; lanes != 0; lanes &= lanes - 1) {
           const std::uint32_t at = x + lowest_bit(lanes);
           own.unite(own.find(out[at]), other_out[at + offset]);
@@ -418,8 +455,13 @@ class SettledScan {
         return ~equal_lanes_at(values + x, background_lanes) & kAllLanes;
       };
       // The kLanes voxels from x, all settled, have their labels copied, and at 18 and 6 make
-      // their few other contacts.
+      // their few other contacts; false where they are left to be labeled voxel by voxel.
       const auto group_settles = [&](std::uint32_t x) {
+        // At 18 a row's first and last groups of wider values went faster voxel by voxel than
+        // with their first or last lane masked (bench/notes/label-maps.md).
+        if (Connectivity == 18 && !kPartSettledGroups && above && (x == 0 || x + kLanes == nx)) {
+          return false;
+        }
         copy_from_behind(x);
         if constexpr (Connectivity == 18) {
           if (above) meet_above_across_edges(x, foreground_lanes_at(x));
@@ -428,6 +470,7 @@ class SettledScan {
           meet_before_unless_settled(x, values_behind);
           if (above) meet_above_unless_settled(x, foreground_lanes_at(x));
         }
+        return true;
       };
       // Where the kLanes voxels from x, none of the value of the voxel behind, all have the value
       // of the voxel above them: then their labels are copied from the row above, and each meets
@@ -598,8 +641,8 @@ class SettledScan {
         }
         // A group of which any voxel is settled is not tried above: along an object's boundary
         // through the slices that seldom settles them all, and costs more than it saves.
-        if (settled_lanes == kAllLanes || (settled_lanes == 0 && group_settles_above(x))) {
-          if (settled_lanes == kAllLanes) group_settles(x);
+        if ((settled_lanes == kAllLanes && group_settles(x)) ||
+            (settled_lanes == 0 && group_settles_above(x))) {
           x += kLanes;
           previous_root = 0;
           continue;

@@ -34,24 +34,12 @@ bool prefers_voxel_scan(const LabelMapVoxels<T>& voxels, const RowGrid& grid) {
   constexpr std::uint32_t kSampleRows = 1024;
   constexpr std::uint64_t kShortRunVoxels = 2;
   const std::uint32_t stride = std::max<std::uint32_t>(1, grid.rows / kSampleRows);
-  const T background = voxels.background;
-  std::uint64_t runs = 0;
-  std::uint64_t foreground = 0;
-  std::uint64_t beside_another_value = 0;
+  SampledRowCounts<T> counts(grid.nx, voxels.background);
   for (std::uint32_t row = 0; row < grid.rows; row += stride) {
-    const T* values = voxels.values + grid.first_voxel(row);
-    const bool first_foreground = values[0] != background;
-    runs += first_foreground;
-    foreground += first_foreground;
-    for (std::uint32_t x = 1; x < grid.nx; ++x) {
-      const bool here = values[x] != background;
-      const bool starts = here & (values[x] != values[x - 1]);
-      foreground += here;
-      runs += starts;
-      beside_another_value += starts & (values[x - 1] != background);
-    }
+    counts.add(voxels.values + grid.first_voxel(row), nullptr);
   }
-  return runs > 0 && foreground < kShortRunVoxels * runs && 2 * beside_another_value > runs;
+  return counts.runs > 0 && counts.foreground < kShortRunVoxels * counts.runs &&
+         2 * counts.beside_another_value > counts.runs;
 }
 
 template <class T>

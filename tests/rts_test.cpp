@@ -492,6 +492,59 @@ TEST(RtsLabelMaps, SettledVoxelsFirstAtEveryConnectivityAndThreadCount) {
   check_settled_maps<std::int64_t>(seed + 7);
 }
 
+// The choosers' counts over sampled rows, a vector of voxels at a time, against a count voxel by
+// voxel: rows shorter than a vector, of whole vectors and with a tail, of one value, of the
+// background alone and of runs of several values beside it.
+template <class T>
+void check_sampled_row_counts(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  const T backgrounds[] = {T(0), std::numeric_limits<T>::max()};
+  for (const T background : backgrounds) {
+    const std::vector<T> palette = palette_of<T>(background, 3, random);
+    for (std::uint32_t nx = 1; nx <= 70; nx += nx < 40 ? 1 : 29) {
+      detail::rts::SampledRowCounts<T> counts(nx, background);
+      detail::rts::SampledRowCounts<T> without_behind(nx, background);
+      std::uint64_t foreground = 0, runs = 0, beside_another_value = 0, settled = 0;
+      for (int row = 0; row < 40; ++row) {
+        std::vector<T> values(nx), behind(nx);
+        for (std::uint32_t x = 0; x < nx; ++x) {
+          const bool goes_on = x > 0 && random() % 3 > 0;
+          values[x] = goes_on ? values[x - 1] : palette[random() % (row % 4 == 0 ? 1 : 4)];
+          behind[x] = random() % 2 == 0 ? values[x] : palette[random() % 4];
+        }
+        counts.add(values.data(), behind.data());
+        without_behind.add(values.data(), nullptr);
+        for (std::uint32_t x = 0; x < nx; ++x) {
+          if (values[x] == background) continue;
+          const bool starts = x == 0 || values[x - 1] != values[x];
+          ++foreground;
+          runs += starts;
+          beside_another_value += starts && x > 0 && values[x - 1] != background;
+          settled += behind[x] == values[x];
+        }
+      }
+      const std::string where = std::to_string(nx) + " voxels a row";
+      EXPECT_EQ(counts.foreground, foreground) << where;
+      EXPECT_EQ(counts.runs, runs) << where;
+      EXPECT_EQ(counts.beside_another_value, beside_another_value) << where;
+      EXPECT_EQ(counts.settled, settled) << where;
+      EXPECT_EQ(without_behind.foreground, foreground) << where;
+      EXPECT_EQ(without_behind.runs, runs) << where;
+      EXPECT_EQ(without_behind.beside_another_value, beside_another_value) << where;
+      EXPECT_EQ(without_behind.settled, 0u) << where;
+    }
+  }
+}
+
+TEST(RtsLabelMaps, SampledRowCountsOfEveryWidth) {
+  const std::uint32_t seed = test_seed();
+  SCOPED_TRACE(describe_seed(seed));
+  check_sampled_row_counts<std::uint8_t>(seed);
+  check_sampled_row_counts<std::uint16_t>(seed + 1);
+  check_sampled_row_counts<std::uint32_t>(seed + 2);
+  check_sampled_row_counts<std::uint64_t>(seed + 3);
+}
+
 // Maps of thick slices: each row is the row above it with a few voxels changed, and now and then
 // shifted by a voxel along x; a slice is a new one, or the one behind with a few voxels changed.
 // So most voxels have the value of the voxel above, some of the voxel behind too, and the settled
