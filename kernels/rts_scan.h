@@ -695,12 +695,14 @@ class MomentSums {
 
     // A run of `label`, of the component rooted at run `root`.
     void add(std::uint32_t root, std::uint32_t label, const Moments& run) {
-      if (label != label_) {
-        flush();
-        label_ = label;
-        root_ = root;
+      if (label == label_) {
+        merge(summed_, run);
+        return;
       }
-      merge(summed_, run);
+      flush();
+      label_ = label;
+      root_ = root;
+      summed_ = run;
     }
 
    private:
@@ -711,7 +713,6 @@ class MomentSums {
       } else {
         merge(sums_.borrowed_[slab_].try_emplace(label_, no_moments()).first->second, summed_);
       }
-      summed_ = no_moments();
     }
 
     MomentSums& sums_;

@@ -36,17 +36,18 @@ std::uint32_t equal_lanes_at(const T* a, const T* b) {
 #endif
 }
 
-// Counts over the rows that the scan choosers sample, a vector of voxels at a time. Each row is
-// copied after a voxel of the background and before a vector of them, so that its first voxel and
-// its last vector need no case of their own.
+// Counts over the rows that the scan choosers sample, by vector compares gathered into words of
+// 64 voxels, a popcount a word. Each row is copied after a voxel of the background and before a
+// word of them, so that its first voxel and its last word need no case of their own.
 template <class T>
 class SampledRowCounts {
   static constexpr std::uint32_t kLanes = 16 / sizeof(T);
   static constexpr std::uint32_t kAllLanes = (1u << kLanes) - 1;
+  static constexpr std::uint32_t kWordVoxels = 64;
 
  public:
   SampledRowCounts(std::uint32_t nx, T background)
-      : nx_(nx), row_(nx + 1 + kLanes, background), behind_(row_) {
+      : nx_(nx), row_(nx + 1 + kWordVoxels, background), behind_(row_) {
     std::fill_n(background_lanes_, kLanes, background);
   }
 
@@ -55,17 +56,23 @@ class SampledRowCounts {
   void add(const T* values, const T* values_behind) {
     std::copy_n(values, nx_, row_.data() + 1);
     if (values_behind != nullptr) std::copy_n(values_behind, nx_, behind_.data() + 1);
-    for (std::uint32_t x = 1; x <= nx_; x += kLanes) {
-      const T* at = row_.data() + x;
-      const std::uint32_t here = ~equal_lanes_at(at, background_lanes_) & kAllLanes;
-      const std::uint32_t starts = here & ~equal_lanes_at(at, at - 1);
-      const std::uint32_t after_foreground = ~equal_lanes_at(at - 1, background_lanes_);
+    for (std::uint32_t x = 1; x <= nx_; x += kWordVoxels) {
+      std::uint64_t here = 0, differs = 0, after_foreground = 0, as_behind = 0;
+      for (std::uint32_t i = 0; i < kWordVoxels; i += kLanes) {
+        const T* at = row_.data() + x + i;
+        here |= std::uint64_t{~equal_lanes_at(at, background_lanes_) & kAllLanes} << i;
+        differs |= std::uint64_t{~equal_lanes_at(at, at - 1) & kAllLanes} << i;
+        after_foreground |= std::uint64_t{~equal_lanes_at(at - 1, background_lanes_) & kAllLanes}
+                            << i;
+        if (values_behind != nullptr) {
+          as_behind |= std::uint64_t{equal_lanes_at(at, behind_.data() + x + i)} << i;
+        }
+      }
+      const std::uint64_t starts = here & differs;
       foreground += popcount64(here);
       runs += popcount64(starts);
       beside_another_value += popcount64(starts & after_foreground);
-      if (values_behind != nullptr) {
-        settled += popcount64(here & equal_lanes_at(at, behind_.data() + x));
-      }
+      settled += popcount64(here & as_behind);
     }
   }
 
@@ -278,54 +285,73 @@ class SettledScan {
 
  private:
   void write_rows(const std::uint32_t* table, std::uint32_t first, std::uint32_t last) {
-    const std::uint64_t end = grid_.first_voxel(last);
-    std::uint64_t v = grid_.first_voxel(first);
-    for (; v + kLabelLanes <= end; v += kLabelLanes) {
-      std::uint32_t* lanes = labels_ + v;
-      const std::uint32_t same[kLabelLanes] = {lanes[0], lanes[0], lanes[0], lanes[0]};
-      if (equal_lanes_at(lanes, same) == (1u << kLabelLanes) - 1) {
-        std::fill_n(lanes, kLabelLanes, table[lanes[0]]);
-      } else {
-        for (std::uint32_t k = 0; k < kLabelLanes; ++k) lanes[k] = table[lanes[k]];
-      }
-    }
-    for (; v < end; ++v) labels_[v] = table[labels_[v]];
+    const std::uint64_t begin = grid_.first_voxel(first);
+    look_up(table, labels_ + begin, grid_.first_voxel(last) - begin, labels_ + begin);
   }
 
-  // write_rows, each row's stretches summed: `base` + a provisional label is its index in the
-  // forest, whose parent (pointed at its root) tells the slab that owns the component.
+  // to[i] = table[from[i]] for `count` provisional labels (`to` may be `from`).
+  static void look_up(const std::uint32_t* table, const std::uint32_t* from, std::uint64_t count,
+                      std::uint32_t* to) {
+    std::uint64_t i = 0;
+    for (; i + kLabelLanes <= count; i += kLabelLanes) {
+      const std::uint32_t* lanes = from + i;
+      const std::uint32_t same[kLabelLanes] = {lanes[0], lanes[0], lanes[0], lanes[0]};
+      if (equal_lanes_at(lanes, same) == (1u << kLabelLanes) - 1) {
+        std::fill_n(to + i, kLabelLanes, table[lanes[0]]);
+      } else {
+        for (std::uint32_t k = 0; k < kLabelLanes; ++k) to[i + k] = table[lanes[k]];
+      }
+    }
+    for (; i < count; ++i) to[i] = table[from[i]];
+  }
+
+  // write_rows, each row's stretches of one label summed: `base` + a provisional label is its
+  // index in the forest, whose parent (pointed at its root) tells the slab that owns the
+  // component. A component's provisional labels are a patchwork, so each row's labels are looked
+  // up first, beside its provisional labels, and its stretches found where they change, by
+  // vector compares gathered into words of 64 voxels. The labels lie after a label 0 and before
+  // a word of them, so that the first voxel and the last word need no case of their own.
   void write_rows_summed(const std::uint32_t* table, std::uint32_t base, std::uint32_t first,
                          std::uint32_t last, MomentSums::Writer& moments) {
+    constexpr std::uint32_t kWordVoxels = 64;
+    const std::uint32_t nx = grid_.nx;
+    std::vector<std::uint32_t> padded(nx + 1 + kWordVoxels, 0);
+    std::uint32_t* row_labels = padded.data() + 1;
     for (std::uint32_t row = first; row < last; ++row) {
       const std::uint32_t y = row % grid_.ny;
       const std::uint32_t z = row / grid_.ny;
       std::uint32_t* out = labels_ + grid_.first_voxel(row);
+      look_up(table, out, nx, row_labels);
       RowPart part;
       std::uint32_t part_label = 0;
       std::uint32_t part_root = 0;
-      for (std::uint32_t x = 0; x < grid_.nx;) {
-        const std::uint32_t provisional = out[x];
-        const std::uint32_t same[kLabelLanes] = {provisional, provisional, provisional,
-                                                 provisional};
-        std::uint32_t end = x + 1;
-        while (end + kLabelLanes <= grid_.nx &&
-               equal_lanes_at(out + end, same) == (1u << kLabelLanes) - 1) {
-          end += kLabelLanes;
+      const auto add_stretch = [&](std::uint32_t begin, std::uint32_t end) {
+        const std::uint32_t label = row_labels[begin];
+        if (begin == end || label == 0) return;
+        if (label != part_label) {
+          moments.add(part_root, part_label, part, y, z);
+          part_label = label;
+          part_root = forest_.parent(base + out[begin]);
         }
-        while (end < grid_.nx && out[end] == provisional) ++end;
-        const std::uint32_t label = table[provisional];
-        std::fill(out + x, out + end, label);
-        if (label != 0) {
-          if (label != part_label) {
-            moments.add(part_root, part_label, part, y, z);
-            part_label = label;
-            part_root = forest_.parent(base + provisional);
-          }
-          part.add_run(x, end - x);
+        part.add_run(begin, end - begin);
+      };
+      // A change at voxel 0 or at nx bounds an empty stretch or the last one.
+      std::uint32_t stretch_begin = 0;
+      for (std::uint32_t x = 0; x < nx; x += kWordVoxels) {
+        std::uint64_t changes = 0;
+        for (std::uint32_t i = 0; i < kWordVoxels; i += kLabelLanes) {
+          const std::uint32_t* at = row_labels + x + i;
+          changes |= std::uint64_t{~equal_lanes_at(at, at - 1) & ((1u << kLabelLanes) - 1)} << i;
         }
-        x = end;
+        for (; changes != 0; changes &= changes - 1) {
+          const std::uint32_t change = x + lowest_bit(changes);
+          add_stretch(stretch_begin, change);
+          stretch_begin = change;
+        }
       }
+      add_stretch(stretch_begin, nx);
       moments.add(part_root, part_label, part, y, z);
+      std::copy_n(row_labels, nx, out);
     }
   }
 

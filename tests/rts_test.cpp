@@ -438,8 +438,8 @@ TEST(RtsLabelMaps, ShortRunsVoxelByVoxelAtEveryThreadCount) {
 template <class T>
 void check_settled_maps(std::uint32_t seed) {
   std::mt19937 random(seed);
-  const Extent3 extents[] = {{1, 1, 3},  {1, 6, 5},  {7, 1, 9},  {15, 4, 6},
-                             {17, 5, 5}, {33, 3, 8}, {70, 6, 4}, {130, 2, 3}};
+  const Extent3 extents[] = {{1, 1, 3},  {1, 6, 5},  {7, 1, 9},  {15, 4, 6},  {17, 5, 5},
+                             {33, 3, 8}, {64, 3, 5}, {70, 6, 4}, {128, 2, 4}, {130, 2, 3}};
   const T backgrounds[] = {T(0), std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
   std::size_t settled_maps = 0;
   for (const Extent3& extent : extents) {
@@ -501,7 +501,7 @@ void check_sampled_row_counts(std::uint32_t seed) {
   const T backgrounds[] = {T(0), std::numeric_limits<T>::max()};
   for (const T background : backgrounds) {
     const std::vector<T> palette = palette_of<T>(background, 3, random);
-    for (std::uint32_t nx = 1; nx <= 70; nx += nx < 40 ? 1 : 29) {
+    for (std::uint32_t nx = 1; nx <= 129; nx += nx < 40 ? 1 : nx < 63 ? 23 : nx < 65 ? 1 : 63) {
       detail::rts::SampledRowCounts<T> counts(nx, background);
       detail::rts::SampledRowCounts<T> without_behind(nx, background);
       std::uint64_t foreground = 0, runs = 0, beside_another_value = 0, settled = 0;
