@@ -343,6 +343,10 @@ class SettledScan {
           const std::uint32_t* at = row_labels + x + i;
           changes |= std::uint64_t{~equal_lanes_at(at, at - 1) & ((1u << kLabelLanes) - 1)} << i;
         }
+        // The word's components' rows of the table are fetched before any is summed into.
+        for (std::uint64_t bits = changes; bits != 0; bits &= bits - 1) {
+          moments.prefetch(row_labels[x + lowest_bit(bits)]);
+        }
         for (; changes != 0; changes &= changes - 1) {
           const std::uint32_t change = x + lowest_bit(changes);
           add_stretch(stretch_begin, change);
