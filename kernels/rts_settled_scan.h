@@ -36,43 +36,33 @@ std::uint32_t equal_lanes_at(const T* a, const T* b) {
 #endif
 }
 
-// Counts over the rows that the scan choosers sample, by vector compares gathered into words of
-// 64 voxels, a popcount a word. Each row is copied after a voxel of the background and before a
-// word of them, so that its first voxel and its last word need no case of their own.
+// Counts over the rows that the scan choosers sample, a word of 64 voxels at a time: each row is
+// packed into foreground and run-start bits as the run scan packs it (pack_row).
 template <class T>
 class SampledRowCounts {
-  static constexpr std::uint32_t kLanes = 16 / sizeof(T);
-  static constexpr std::uint32_t kAllLanes = (1u << kLanes) - 1;
-  static constexpr std::uint32_t kWordVoxels = 64;
-
  public:
   SampledRowCounts(std::uint32_t nx, T background)
-      : nx_(nx), row_(nx + 1 + kWordVoxels, background), behind_(row_) {
-    std::fill_n(background_lanes_, kLanes, background);
-  }
+      : background_(background),
+        row_grid_(Extent3{nx, 1, 1}),
+        foreground_words_(row_grid_.words_per_row),
+        start_words_(row_grid_.words_per_row) {}
 
   // Counts the row of `values`; with `values_behind`, also its voxels of the value of the voxel
   // behind.
   void add(const T* values, const T* values_behind) {
-    std::copy_n(values, nx_, row_.data() + 1);
-    if (values_behind != nullptr) std::copy_n(values_behind, nx_, behind_.data() + 1);
-    for (std::uint32_t x = 1; x <= nx_; x += kWordVoxels) {
-      std::uint64_t here = 0, differs = 0, after_foreground = 0, as_behind = 0;
-      for (std::uint32_t i = 0; i < kWordVoxels; i += kLanes) {
-        const T* at = row_.data() + x + i;
-        here |= std::uint64_t{~equal_lanes_at(at, background_lanes_) & kAllLanes} << i;
-        differs |= std::uint64_t{~equal_lanes_at(at, at - 1) & kAllLanes} << i;
-        after_foreground |= std::uint64_t{~equal_lanes_at(at - 1, background_lanes_) & kAllLanes}
-                            << i;
-        if (values_behind != nullptr) {
-          as_behind |= std::uint64_t{equal_lanes_at(at, behind_.data() + x + i)} << i;
-        }
-      }
-      const std::uint64_t starts = here & differs;
+    runs += pack_row(LabelMapVoxels<T>{values, background_}, row_grid_, 0, foreground_words_.data(),
+                     start_words_.data());
+    std::uint64_t carry = 0;  // the foreground bit of the voxel before the word
+    for (std::uint32_t w = 0; w < row_grid_.words_per_row; ++w) {
+      const std::uint64_t here = foreground_words_[w];
       foreground += popcount64(here);
-      runs += popcount64(starts);
-      beside_another_value += popcount64(starts & after_foreground);
-      settled += popcount64(here & as_behind);
+      beside_another_value += popcount64(start_words_[w] & ((here << 1) | carry));
+      carry = here >> 63;
+      if (values_behind != nullptr) {
+        const std::uint32_t x = w * 64;
+        const std::uint32_t length = std::min<std::uint32_t>(64, row_grid_.nx - x);
+        settled += popcount64(here & equal_values(values + x, values_behind + x, length));
+      }
     }
   }
 
@@ -82,10 +72,10 @@ class SampledRowCounts {
   std::uint64_t settled = 0;               // foreground voxels of the value of the voxel behind
 
  private:
-  std::uint32_t nx_;
-  std::vector<T> row_;
-  std::vector<T> behind_;
-  T background_lanes_[kLanes];
+  T background_;
+  RowGrid row_grid_;  // the row alone
+  std::vector<std::uint64_t> foreground_words_;
+  std::vector<std::uint64_t> start_words_;
 };
 
 // Whether the settled scan labels this map at `connectivity` faster than the run scan, judged from
@@ -338,11 +328,7 @@ class SettledScan {
       // A change at voxel 0 or at nx bounds an empty stretch or the last one.
       std::uint32_t stretch_begin = 0;
       for (std::uint32_t x = 0; x < nx; x += kWordVoxels) {
-        std::uint64_t changes = 0;
-        for (std::uint32_t i = 0; i < kWordVoxels; i += kLabelLanes) {
-          const std::uint32_t* at = row_labels + x + i;
-          changes |= std::uint64_t{~equal_lanes_at(at, at - 1) & ((1u << kLabelLanes) - 1)} << i;
-        }
+        std::uint64_t changes = ~equal_values(row_labels + x, row_labels + x - 1, kWordVoxels);
         // The word's components' rows of the table are fetched before any is summed into.
         for (std::uint64_t bits = changes; bits != 0; bits &= bits - 1) {
           moments.prefetch(row_labels[x + lowest_bit(bits)]);
